@@ -1,0 +1,26 @@
+// barrier(): wait until all work-items of the work-group have reached this barrier; afterwards
+// the global and local memory writes each made before it are visible to the whole group.
+// It does not order memory between work-groups. All work-items must reach the same barrier
+// (the oracle reports a divergent one, with the source lines, at synchronize).
+#pragma once
+#include <ki/macros.hpp>
+#include <ki/source_location.hpp>
+#if KI_GPU_PASS
+#include <ki/detail/gpu.hpp>
+#else
+#include <ki/detail/cpu.hpp>
+#endif
+
+namespace ki {
+
+KI_DEVICE inline void barrier(source_location where = source_location::current()) {
+#if KI_GPU_PASS
+  (void)where;
+  __syncthreads();
+#else
+  const auto& it = detail::cpu::here("barrier");
+  it.group->exec->barrier(where);
+#endif
+}
+
+}  // namespace ki

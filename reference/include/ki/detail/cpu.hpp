@@ -1,0 +1,64 @@
+// Private: the state that device functions read on CPU backends.
+//
+// On a CPU backend a work-item is ordinary host code running on some thread (on a fiber for
+// the reference backend). The executor points `current` at the running work-item's state
+// before it runs or resumes it, so index queries are plain loads, and synchronisation points
+// call back into the executor through `group_state::exec`.
+#pragma once
+#if KI_GPU_PASS
+#error "ki/detail/cpu.hpp is host-only"
+#endif
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+#include <ki/source_location.hpp>
+#include <ki/xyz.hpp>
+
+namespace ki::detail::cpu {
+
+/// What a CPU backend implements for the operations that involve other work-items or group
+/// resources. Called only from inside a work-item.
+class executor {
+ public:
+  /// barrier(): returns once every work-item of the group has reached this barrier.
+  virtual void barrier(const source_location& where) = 0;
+  /// localmemory: the group's allocation for the call site `key` (same key, same memory).
+  virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align,
+                             const source_location& where) = 0;
+
+ protected:
+  ~executor() = default;
+};
+
+/// Shared by all work-items of a work-group.
+struct group_state {
+  xyz<std::int64_t> group_id{};
+  xyz<std::int64_t> local_size{1, 1, 1};
+  xyz<std::int64_t> num_groups{1, 1, 1};
+  std::int64_t items = 1;            ///< work-items in the group (product of local_size)
+  std::int64_t sub_group_width = 1;  ///< the device's sub-group width
+  executor* exec = nullptr;
+};
+
+/// One work-item.
+struct item_state {
+  xyz<std::int64_t> local_id{};
+  std::int64_t local_linear = 0;  ///< x fastest
+  const group_state* group = nullptr;
+};
+
+/// The work-item running on this thread, or null outside kernels.
+inline constinit thread_local item_state* current = nullptr;
+
+[[noreturn]] inline void outside_kernel(const char* what) {
+  throw std::logic_error(std::string("ki: ") + what + " called outside a kernel");
+}
+
+inline const item_state& here(const char* what) {
+  item_state* it = current;
+  if (it == nullptr) [[unlikely]] outside_kernel(what);
+  return *it;
+}
+
+}  // namespace ki::detail::cpu

@@ -1,0 +1,51 @@
+// The exceptions ki throws.
+//
+// - std::invalid_argument: the spec's ArgumentError (bad launch geometry, bad sizes, length
+//   mismatches), thrown on the host before any work runs; the message names the bad value.
+// - ki::kernel_error: a launch failed on the device side (an exception thrown by a work-item,
+//   an out-of-bounds access, a stack overflow, barrier divergence, a group that cannot finish).
+//   Launches are asynchronous, so it surfaces at ki::synchronize; the backend stays usable.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <ki/xyz.hpp>
+
+namespace ki {
+
+class kernel_error : public std::runtime_error {
+ public:
+  enum class kind {
+    exception,         ///< a work-item threw (including ki::span bounds errors)
+    stack_overflow,    ///< a work-item overflowed its fiber stack
+    barrier_mismatch,  ///< work-items wait at different barriers
+    cannot_finish,     ///< some items wait at a barrier, the others exited
+    resource,          ///< e.g. local memory beyond the device's limit
+  };
+
+  kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where,
+               const std::string& what)
+      : std::runtime_error(what), kind_(k), group_(group), local_(local), where_(std::move(where)) {}
+
+  kind error_kind() const noexcept { return kind_; }
+  /// The work-group, and the first work-item concerned (for group-wide errors, the first
+  /// waiting one).
+  xyz<std::int64_t> group() const noexcept { return group_; }
+  xyz<std::int64_t> local() const noexcept { return local_; }
+  /// "file:line:column" of the sync point concerned, or "" when there is none.
+  const std::string& where() const noexcept { return where_; }
+
+ private:
+  kind kind_;
+  xyz<std::int64_t> group_, local_;
+  std::string where_;
+};
+
+/// Thrown by ki::span / local memory accesses out of bounds (a host-side check on CPU backends).
+class out_of_bounds : public std::out_of_range {
+ public:
+  using std::out_of_range::out_of_range;
+};
+
+}  // namespace ki

@@ -1,0 +1,21 @@
+// ki: write GPU-style kernels once; run them on the reference oracle, CPU and GPU backends.
+// The umbrella header: the portable API and the reference backend.
+#pragma once
+#include <ki/argconvert.hpp>
+#include <ki/backend.hpp>
+#include <ki/barrier.hpp>
+#include <ki/dims.hpp>
+#include <ki/errors.hpp>
+#include <ki/indices.hpp>
+#include <ki/launch.hpp>
+#include <ki/local_memory.hpp>
+#include <ki/macros.hpp>
+#include <ki/memory.hpp>
+#include <ki/print.hpp>
+#include <ki/queries.hpp>
+#include <ki/queue.hpp>
+#include <ki/source_location.hpp>
+#include <ki/span.hpp>
+#include <ki/sub_group.hpp>
+#include <ki/xyz.hpp>
+#include <ki/reference.hpp>

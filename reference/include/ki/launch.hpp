@@ -1,0 +1,137 @@
+// Kernels and launches: kernel_function, ki::kernel, the one-call ki::launch (the spec's
+// @launch), and the lower-level ki::launch(kernel, groups, items, args).
+//
+//   auto k = ki::kernel_function(backend, vadd{});
+//   k({.ndrange = n}, c, a, b);                         // queued; returns immediately
+//   ki::launch(backend, {.ndrange = n}, vadd{}, c, a, b);  // compile + launch in one call
+//   ki::synchronize(backend);                           // waits; rethrows kernel errors
+//
+// A kernel is a trivially copyable callable (a struct with a KI_DEVICE operator() const, or a
+// KI_LAMBDA). Each work-item calls its own copy with its own copies of the converted arguments,
+// as GPUs pass kernel parameters by value.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <ki/argconvert.hpp>
+#include <ki/backend.hpp>
+#include <ki/detail/geometry.hpp>
+#include <ki/dims.hpp>
+
+namespace ki {
+
+/// The launch keywords of calling a kernel.
+struct launch_options {
+  dims numgroups{};
+  dims workgroupsize{};
+  dims ndrange{};
+  std::int64_t max_work_group_size = std::numeric_limits<std::int64_t>::max();
+  /// Backend-specific launch options; a backend throws for names it does not support.
+  kwargs options{};
+};
+
+/// The keyword arguments of kernel_function.
+struct compile_options {
+  /// Override the kernel's name in generated code (and in diagnostics).
+  std::string name{};
+  /// Backend-specific compiler options; a backend throws for names it does not support.
+  kwargs options{};
+};
+
+template <backend B, class F>
+class kernel {
+  static_assert(std::is_trivially_copyable_v<F>,
+                "ki::kernel_function: the kernel must be trivially copyable (a struct of plain members or "
+                "a KI_LAMBDA capturing spans and numbers, not ki::arrays)");
+
+ public:
+  kernel(B b, F f, std::string name) : backend(std::move(b)), f(std::move(f)), name(std::move(name)) {}
+
+  /// The backend value that was passed to kernel_function.
+  B backend;
+  /// The kernel callable (kept alive by the kernel object).
+  F f;
+  std::string name;
+
+  /// Launch: validates the geometry on the host (std::invalid_argument before anything runs),
+  /// converts args with argconvert, and queues the launch on the calling thread's queue.
+  template <class... Args>
+  void operator()(const launch_options& o, Args&&... args) const {
+    using traits = backend_traits<B>;
+    const std::int64_t kmax = traits::kernel_max_work_group_size(*this);
+    const auto g = detail::resolve_geometry(
+        o.numgroups, o.workgroupsize, o.ndrange, o.max_work_group_size, kmax, traits::max_work_group_dims(backend),
+        [&](std::optional<std::int64_t> nitems, std::int64_t bound) {
+          return traits::launch_configuration(*this, nitems, bound);
+        });
+    if (g.empty) return;
+    traits::launch(*this, g.groups, g.items, o.options, argconvert(backend, std::forward<Args>(args))...);
+  }
+  /// Launch one work-group of one work-item (numgroups and workgroupsize default to 1).
+  template <class... Args>
+    requires(sizeof...(Args) == 0 || !std::is_same_v<std::remove_cvref_t<std::tuple_element_t<0, std::tuple<Args..., int>>>,
+                                                         launch_options>)
+  void operator()(Args&&... args) const {
+    (*this)(launch_options{}, std::forward<Args>(args)...);
+  }
+};
+
+/// Compiles f for the active device of b (on CPU backends: validates the options).
+template <backend B, class F>
+kernel<B, std::decay_t<F>> kernel_function(const B& b, F&& f, const compile_options& o = {}) {
+  backend_traits<B>::check_compile_options(b, o.options);
+  return kernel<B, std::decay_t<F>>(b, std::forward<F>(f), o.name);
+}
+
+/// The keywords of the one-call form (the spec's @launch).
+struct launch_spec {
+  /// false: only compile and return the kernel; the launch keywords must then be left empty.
+  bool launch = true;
+  dims numgroups{};
+  dims workgroupsize{};
+  dims ndrange{};
+  std::int64_t max_work_group_size = std::numeric_limits<std::int64_t>::max();
+  /// Passed to kernel_function.
+  std::string name{};
+  kwargs options{};
+};
+
+/// Compile f for b and launch it with args (converted with argconvert). Returns the kernel.
+template <backend B, class F, class... Args>
+kernel<B, std::decay_t<F>> launch(const B& b, const launch_spec& s, F&& f, Args&&... args) {
+  auto k = kernel_function(b, std::forward<F>(f), compile_options{s.name, s.options});
+  if (!s.launch) {
+    if (s.numgroups.given() || s.workgroupsize.given() || s.ndrange.given() ||
+        s.max_work_group_size != std::numeric_limits<std::int64_t>::max())
+      throw std::invalid_argument("ki::launch: launch = false only compiles; the launch keywords "
+                                  "(numgroups, workgroupsize, ndrange, max_work_group_size) can't be used");
+    return k;
+  }
+  k(launch_options{s.numgroups, s.workgroupsize, s.ndrange, s.max_work_group_size, {}}, std::forward<Args>(args)...);
+  return k;
+}
+
+/// The lower-level launch: exactly groups x items, no geometry rules beyond the spec's
+/// preconditions (checked: positive, within the limits, no int64 overflow).
+template <backend B, class F, class... Args>
+void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
+            std::tuple<Args...> args, const kwargs& options = {}) {
+  using traits = backend_traits<B>;
+  for (int i = 0; i < 3; ++i) {
+    if (groups[i] <= 0) detail::bad_launch("groups[" + std::to_string(i) + "] = " + std::to_string(groups[i]) + " must be positive");
+    if (items[i] <= 0) detail::bad_launch("items[" + std::to_string(i) + "] = " + std::to_string(items[i]) + " must be positive");
+    if (items[i] > detail::int64_max / groups[i])
+      detail::bad_launch("dimension " + std::to_string(i) + ": groups * items overflows std::int64_t");
+  }
+  detail::check_group_size(items, "items", traits::kernel_max_work_group_size(k), traits::max_work_group_dims(k.backend));
+  std::apply([&](auto&... a) { traits::launch(k, groups, items, options, argconvert(k.backend, a)...); }, args);
+}
+
+}  // namespace ki

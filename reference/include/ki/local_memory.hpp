@@ -1,0 +1,104 @@
+// localmemory<T, dims...>(key): an array in memory local to the work-group.
+//
+// Spec: every call site has its own memory, shared by the work-items of a work-group; it is
+// uninitialised and lives until the group finishes; executing the same call site again returns
+// the same memory. C++ has no call-site identity that works on every compiler pass, so the call
+// site is named by a type: pass a fresh lambda, `ki::localmemory<float, 256>([] {})`. Its
+// closure type is unique to that spot in the source (and to each instantiation of an enclosing
+// template). Under nvcc/hipcc each key becomes its own static __shared__ array.
+//
+// The reference backend fills new local memory with a poison pattern (see docs/) so that
+// reading it before writing shows up.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <ki/errors.hpp>
+#include <ki/macros.hpp>
+#include <ki/source_location.hpp>
+#include <ki/span.hpp>
+#if KI_GPU_PASS
+#include <ki/detail/gpu.hpp>
+#else
+#include <ki/detail/cpu.hpp>
+#endif
+
+namespace ki {
+
+/// The view returned by localmemory: fixed extents Dims..., x (the first) fastest.
+template <class T, std::size_t... Dims>
+class local_array {
+  static_assert(sizeof...(Dims) >= 1 && sizeof...(Dims) <= 3, "localmemory takes 1 to 3 extents");
+  static_assert(((Dims > 0) && ...), "localmemory extents must be positive");
+
+ public:
+  static constexpr std::size_t extents[sizeof...(Dims)] = {Dims...};
+  static constexpr std::int64_t count = static_cast<std::int64_t>((Dims * ...));
+
+  KI_DEVICE explicit local_array(T* p) : p_(p) {}
+  KI_DEVICE static constexpr std::int64_t size() { return count; }
+  /// Extent of dimension d (1 beyond the given ones).
+  KI_DEVICE static constexpr std::int64_t extent(std::size_t d) {
+    return d < sizeof...(Dims) ? static_cast<std::int64_t>(extents[d]) : 1;
+  }
+  KI_DEVICE T* data() const { return p_; }
+
+  template <class I>
+  KI_DEVICE T& operator[](I i) const {
+    const std::int64_t k = detail::to_index(i);
+#if !KI_GPU_PASS
+    if (k < 0 || k >= count) [[unlikely]]
+      throw out_of_bounds("index " + std::to_string(k) + " is out of bounds for local memory of " +
+                          std::to_string(count) + " elements");
+#endif
+    return p_[k];
+  }
+
+  template <class... I>
+    requires(sizeof...(I) == sizeof...(Dims) && sizeof...(I) >= 2)
+  KI_DEVICE T& operator()(I... idx) const {
+    const std::int64_t c[] = {detail::to_index(idx)...};
+    std::int64_t lin = 0, stride = 1;
+    for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
+#if !KI_GPU_PASS
+      if (c[d] < 0 || c[d] >= static_cast<std::int64_t>(extents[d])) [[unlikely]]
+        throw out_of_bounds("index " + std::to_string(c[d]) + " in dimension " + std::to_string(d) +
+                            " is out of bounds for local memory of extent " + std::to_string(extents[d]));
+#endif
+      lin += c[d] * stride;
+      stride *= static_cast<std::int64_t>(extents[d]);
+    }
+    return p_[lin];
+  }
+
+  /// A ki::span over the same memory, with the same extents.
+  KI_DEVICE span<T> as_span() const { return span<T>(p_, xyz<std::int64_t>{extent(0), extent(1), extent(2)}); }
+
+ private:
+  T* p_;
+};
+
+namespace detail {
+template <class Key>
+inline constexpr char call_site_tag = 0;  // its address identifies the call site Key
+}
+
+template <class T, std::size_t... Dims, class Key>
+KI_DEVICE inline local_array<T, Dims...> localmemory(Key, source_location where = source_location::current()) {
+  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                "localmemory<T>: T must be trivially constructible and destructible (it is uninitialised memory)");
+  static_assert(std::is_class_v<Key>, "localmemory: pass a fresh lambda as the call-site key, e.g. localmemory<T, N>([] {})");
+  constexpr std::size_t count = (Dims * ...);
+#if KI_GPU_PASS
+  (void)where;
+  __shared__ alignas(T) unsigned char storage[sizeof(T) * count];
+  return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
+#else
+  const auto& it = detail::cpu::here("localmemory");
+  void* p = it.group->exec->local_memory(&detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
+  return local_array<T, Dims...>(static_cast<T*>(p));
+#endif
+}
+
+}  // namespace ki

@@ -1,0 +1,187 @@
+// Memory: ki::array (owning, on a backend), allocate / zeros / ones, copyto, get_backend.
+//
+// A ki::array<T, B> owns device memory of backend B (freed when it is destroyed; move-only).
+// Its extents are up to 3-D with x fastest. Passed to a kernel it becomes a ki::span<T>
+// (argconvert). Host arrays are any contiguous range (std::vector, std::span, C arrays).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <ranges>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <ki/backend.hpp>
+#include <ki/dims.hpp>
+#include <ki/span.hpp>
+#include <ki/xyz.hpp>
+
+namespace ki {
+
+struct alloc_options {
+  /// Unified memory: accessible from the host and the device without copies. Throws
+  /// std::invalid_argument where supports_unified(backend) is false.
+  bool unified = false;
+};
+
+template <class T, backend B>
+class array {
+  static_assert(std::is_trivially_copyable_v<T>, "ki::array<T>: T must be trivially copyable");
+
+ public:
+  array() = default;
+  array(const B& b, xyz<std::int64_t> extents, bool unified)
+      : backend_(b), ext_(extents), unified_(unified) {
+    const std::size_t bytes = static_cast<std::size_t>(size()) * sizeof(T);
+    data_ = static_cast<T*>(backend_traits<B>::allocate(backend_, bytes, unified));
+  }
+  array(const array&) = delete;
+  array& operator=(const array&) = delete;
+  array(array&& o) noexcept
+      : backend_(o.backend_), data_(std::exchange(o.data_, nullptr)), ext_(std::exchange(o.ext_, {0, 1, 1})),
+        unified_(o.unified_) {}
+  array& operator=(array&& o) noexcept {
+    if (this != &o) {
+      reset();
+      backend_ = o.backend_;
+      data_ = std::exchange(o.data_, nullptr);
+      ext_ = std::exchange(o.ext_, {0, 1, 1});
+      unified_ = o.unified_;
+    }
+    return *this;
+  }
+  ~array() { reset(); }
+
+  std::int64_t size() const { return ext_.x * ext_.y * ext_.z; }
+  xyz<std::int64_t> extents() const { return ext_; }
+  bool unified() const { return unified_; }
+  /// Device pointer (host-accessible only for unified memory, or on CPU backends).
+  T* data() const { return data_; }
+  const B& get_backend() const { return backend_; }
+
+  span<T> argconvert(const B&) & { return span<T>(data_, ext_); }
+  span<const T> argconvert(const B&) const& { return span<const T>(data_, ext_); }
+
+ private:
+  void reset() noexcept {
+    if (data_ != nullptr) backend_traits<B>::free(backend_, data_);
+    data_ = nullptr;
+  }
+  B backend_{};
+  T* data_ = nullptr;
+  xyz<std::int64_t> ext_{0, 1, 1};
+  bool unified_ = false;
+};
+
+/// The backend that owns A.
+template <class T, backend B>
+B get_backend(const array<T, B>& a) {
+  return a.get_backend();
+}
+
+namespace detail {
+inline xyz<std::int64_t> checked_extents(const dims& d, std::size_t elem_size) {
+  if (!d.given()) throw std::invalid_argument("ki::allocate: no dimensions given");
+  std::int64_t e[3] = {1, 1, 1};
+  std::int64_t total = 1;
+  for (int i = 0; i < d.rank(); ++i) {
+    if (d.too_large(i) || d[i] < 0)
+      throw std::invalid_argument("ki::allocate: dimension " + std::to_string(i) + " = " + d.value_str(i) +
+                                  " is invalid (must be between 0 and 2^63-1)");
+    e[i] = d[i];
+    if (e[i] != 0 && total > std::numeric_limits<std::int64_t>::max() / e[i])
+      throw std::invalid_argument("ki::allocate: dims " + d.str() + " have more elements than fit std::int64_t");
+    total *= e[i];
+  }
+  if (static_cast<std::uint64_t>(total) > std::numeric_limits<std::size_t>::max() / elem_size)
+    throw std::invalid_argument("ki::allocate: dims " + d.str() + " need more bytes than fit std::size_t");
+  return {e[0], e[1], e[2]};
+}
+}  // namespace detail
+
+/// An uninitialised array on the active device of b (the reference backend poisons it).
+template <class T, backend B>
+array<T, B> allocate(const B& b, const dims& d, alloc_options o = {}) {
+  const auto e = detail::checked_extents(d, sizeof(T));
+  if (o.unified && !backend_traits<B>::supports_unified(b))
+    throw std::invalid_argument(std::string("ki::allocate: unified = true, but backend ") +
+                                backend_traits<B>::name + " does not support unified memory");
+  return array<T, B>(b, e, o.unified);
+}
+
+namespace detail {
+template <class T>
+struct is_ki_array : std::false_type {};
+template <class T, class B>
+struct is_ki_array<array<T, B>> : std::true_type {};
+
+template <class A>
+auto* elements(A& a) {
+  if constexpr (is_ki_array<std::remove_const_t<A>>::value) return a.data();
+  else return std::ranges::data(a);
+}
+template <class A>
+std::int64_t length(const A& a) {
+  if constexpr (is_ki_array<A>::value) return a.size();
+  else return static_cast<std::int64_t>(std::ranges::size(a));
+}
+template <class A>
+using element_t = std::remove_cv_t<std::remove_pointer_t<decltype(elements(std::declval<A&>()))>>;
+}  // namespace detail
+
+/// Copies src to dest, ordered with the calling thread's other work on the active device.
+/// Either side may be a ki::array of b or a contiguous host range; lengths must match.
+template <backend B, class Dest, class Src>
+Dest& copyto(const B& b, Dest& dest, const Src& src) {
+  using TD = detail::element_t<Dest>;
+  using TS = detail::element_t<const Src>;
+  static_assert(std::is_same_v<TD, TS>, "ki::copyto: dest and src must have the same element type");
+  static_assert(!std::is_const_v<std::remove_pointer_t<decltype(detail::elements(dest))>>,
+                "ki::copyto: dest is read-only");
+  const std::int64_t nd = detail::length(dest), ns = detail::length(src);
+  if (nd != ns)
+    throw std::invalid_argument("ki::copyto: dest has " + std::to_string(nd) + " elements but src has " +
+                                std::to_string(ns));
+  if (nd > 0)
+    backend_traits<B>::copy(b, detail::elements(dest), detail::elements(src), static_cast<std::size_t>(nd) * sizeof(TD));
+  return dest;
+}
+
+template <class T, backend B>
+array<T, B> zeros(const B& b, const dims& d, alloc_options o = {}) {
+  auto a = allocate<T>(b, d, o);
+  const std::vector<T> host(static_cast<std::size_t>(a.size()), T(0));
+  copyto(b, a, host);  // copy() has read a host source when it returns (backend contract)
+  return a;
+}
+
+template <class T, backend B>
+array<T, B> ones(const B& b, const dims& d, alloc_options o = {}) {
+  auto a = allocate<T>(b, d, o);
+  const std::vector<T> host(static_cast<std::size_t>(a.size()), T(1));
+  copyto(b, a, host);
+  return a;
+}
+
+/// Convenience, not in the spec: copies a to a new host vector and synchronizes.
+template <class T, backend B>
+std::vector<T> to_host(const B& b, const array<T, B>& a) {
+  std::vector<T> h(static_cast<std::size_t>(a.size()));
+  copyto(b, h, a);
+  backend_traits<B>::synchronize(b);
+  return h;
+}
+
+/// Convenience, not in the spec: a new array of b holding a copy of the host range h.
+template <backend B, std::ranges::contiguous_range R>
+auto to_device(const B& b, const R& h) {
+  using T = std::ranges::range_value_t<R>;
+  auto a = allocate<T>(b, static_cast<std::int64_t>(std::ranges::size(h)));
+  copyto(b, a, h);
+  return a;
+}
+
+}  // namespace ki

@@ -1,0 +1,54 @@
+// Host-side queries that the launch rules need.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <ki/backend.hpp>
+#include <ki/launch.hpp>
+
+namespace ki {
+
+/// The largest work-group on the active device of b.
+template <backend B>
+std::int64_t max_work_group_size(const B& b) { return backend_traits<B>::max_work_group_size(b); }
+
+/// The largest work-group for launches of k (may be lower than the device's).
+template <backend B, class F>
+std::int64_t max_work_group_size(const kernel<B, F>& k) { return backend_traits<B>::kernel_max_work_group_size(k); }
+
+template <backend B>
+std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return backend_traits<B>::max_work_group_dims(b); }
+
+template <backend B>
+std::array<std::int64_t, 3> max_num_groups(const B& b) { return backend_traits<B>::max_num_groups(b); }
+
+/// The sub-group width of kernels compiled for the active device of b.
+template <backend B>
+std::int64_t sub_group_size(const B& b) { return backend_traits<B>::sub_group_size(b); }
+
+template <backend B>
+bool supports_unified(const B& b) { return backend_traits<B>::supports_unified(b); }
+
+struct launch_configuration_result {
+  std::int64_t workgroupsize;
+};
+
+/// The recommended work-group size for k over nitems work-items (empty: unknown), at most
+/// max_work_group_size. Both must be positive.
+template <backend B, class F>
+launch_configuration_result launch_configuration(const kernel<B, F>& k, std::optional<std::int64_t> nitems = std::nullopt,
+                                                 std::int64_t max_work_group_size = std::numeric_limits<std::int64_t>::max()) {
+  if (nitems && *nitems <= 0)
+    throw std::invalid_argument("ki::launch_configuration: nitems = " + std::to_string(*nitems) + " must be positive");
+  if (max_work_group_size <= 0)
+    throw std::invalid_argument("ki::launch_configuration: max_work_group_size = " +
+                                std::to_string(max_work_group_size) + " must be positive");
+  const std::int64_t kmax = backend_traits<B>::kernel_max_work_group_size(k);
+  return {backend_traits<B>::launch_configuration(k, nitems, max_work_group_size < kmax ? max_work_group_size : kmax)};
+}
+
+}  // namespace ki

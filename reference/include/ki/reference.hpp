@@ -1,0 +1,3 @@
+// The reference backend (the oracle).
+#pragma once
+#include <ki/reference/backend.hpp>

@@ -1,0 +1,120 @@
+// ki::reference::backend: the oracle. A fiber-based emulator of work-groups with exact barrier
+// semantics, every misuse reported with work-item coordinates and source lines.
+//
+// Configuration travels in the backend value: ki::reference::backend{.threads = 1}.
+#pragma once
+#include <any>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <ki/backend.hpp>
+#include <ki/launch.hpp>
+
+namespace ki::reference {
+
+/// What the emulated device looks like. The defaults resemble a CUDA GPU.
+struct profile {
+  std::int64_t sub_group_width = 32;
+  std::int64_t max_work_group_size = 1024;
+  std::array<std::int64_t, 3> max_work_group_dims{1024, 1024, 64};
+  std::array<std::int64_t, 3> max_num_groups{2147483647, 65535, 65535};
+  /// Bytes of local memory a work-group may use (all localmemory call sites together).
+  std::size_t max_local_memory = 64 * 1024;
+};
+
+struct backend {
+  profile device{};
+  /// Host threads running work-groups: 0 means KI_REFERENCE_THREADS if set, else all cores.
+  /// 1 gives a deterministic run: groups in order, on the calling thread.
+  int threads = 0;
+  /// Fiber stack size per work-item in bytes: 0 means KI_REFERENCE_STACK_SIZE if set, else
+  /// 256 KiB. Each stack has a guard region; overflowing it is reported, not a crash.
+  std::size_t stack_size = 0;
+};
+
+namespace detail {
+/// One launch, type-erased: the library's executor calls run_item once per work-item, on the
+/// work-item's fiber, with the thread-local work-item state already set.
+struct launch_desc {
+  std::array<std::int64_t, 3> groups;
+  std::array<std::int64_t, 3> items;
+  void (*run_item)(const void* ctx);
+  const void* ctx;
+  const backend* b;
+  const char* kernel_name;
+};
+void execute(const launch_desc& d);  // runs every group; failures are kept for synchronize
+void synchronize();                   // rethrows the calling thread's first failed launch
+void* allocate(std::size_t bytes);    // poisoned
+void free(void* p) noexcept;
+void copy(void* dst, const void* src, std::size_t bytes);
+
+template <class F, class... A>
+struct bound_kernel {
+  F f;
+  std::tuple<A...> args;
+  static void run(const void* ctx) {
+    const auto& self = *static_cast<const bound_kernel*>(ctx);
+    F fc = self.f;  // each work-item gets its own copies, as kernel parameters on a GPU
+    std::apply([&](A... a) { fc(a...); }, self.args);
+  }
+};
+
+[[noreturn]] inline void unknown_option(const char* what, const std::string& name) {
+  throw std::invalid_argument(std::string("ki::reference: unknown ") + what + " '" + name + "'");
+}
+}  // namespace detail
+}  // namespace ki::reference
+
+template <>
+struct ki::backend_traits<ki::reference::backend> {
+  using B = ki::reference::backend;
+  static constexpr const char* name = "reference";
+
+  static void* allocate(const B&, std::size_t bytes, bool) { return reference::detail::allocate(bytes); }
+  static void free(const B&, void* p) noexcept { reference::detail::free(p); }
+  static void copy(const B&, void* dst, const void* src, std::size_t bytes) { reference::detail::copy(dst, src, bytes); }
+  static void synchronize(const B&) { reference::detail::synchronize(); }
+  static bool supports_unified(const B&) { return true; }
+  static std::int64_t max_work_group_size(const B& b) { return b.device.max_work_group_size; }
+  static std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return b.device.max_work_group_dims; }
+  static std::array<std::int64_t, 3> max_num_groups(const B& b) { return b.device.max_num_groups; }
+  static std::int64_t sub_group_size(const B& b) { return b.device.sub_group_width; }
+
+  static void check_compile_options(const B&, const kwargs& o) {
+    if (!o.empty()) reference::detail::unknown_option("compiler option", o.front().name);
+  }
+  template <class F>
+  static std::int64_t kernel_max_work_group_size(const kernel<B, F>& k) {
+    return k.backend.device.max_work_group_size;
+  }
+  /// Advice: 256 work-items, or fewer for a small launch (rounded up to whole sub-groups).
+  template <class F>
+  static std::int64_t launch_configuration(const kernel<B, F>& k, std::optional<std::int64_t> nitems,
+                                           std::int64_t bound) {
+    std::int64_t s = 256;
+    const std::int64_t w = k.backend.device.sub_group_width;
+    if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
+    return s < bound ? s : bound;
+  }
+  template <class F, class... A>
+  static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
+                     const kwargs& o, A... args) {
+    if (!o.empty()) reference::detail::unknown_option("launch option", o.front().name);
+    const auto& maxg = k.backend.device.max_num_groups;
+    for (int i = 0; i < 3; ++i)
+      if (groups[i] > maxg[i])
+        throw std::invalid_argument("ki::reference: launch: " + std::to_string(groups[i]) + " work-groups in dimension " +
+                                    std::to_string(i) + " exceed max_num_groups[" + std::to_string(i) +
+                                    "] = " + std::to_string(maxg[i]));
+    const reference::detail::bound_kernel<F, A...> bound{k.f, std::tuple<A...>(args...)};
+    reference::detail::execute({groups, items, &decltype(bound)::run, &bound, &k.backend,
+                                k.name.empty() ? "kernel" : k.name.c_str()});
+  }
+};

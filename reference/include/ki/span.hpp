@@ -1,0 +1,80 @@
+// ki::span<T>: the device-side view of an array (what argconvert makes of a ki::array).
+//
+// Trivially copyable, so it can be a kernel argument on every backend. Elements are stored
+// with x fastest: (i, j, k) is element i + nx * (j + ny * k). On CPU backends every access is
+// bounds-checked and throws ki::out_of_bounds naming the index and the size; the executor adds
+// the work-item's coordinates. GPU passes do not check.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <ki/errors.hpp>
+#include <ki/macros.hpp>
+#include <ki/xyz.hpp>
+
+namespace ki {
+namespace detail {
+#if !KI_GPU_PASS
+[[noreturn]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n) {
+  throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for a ki::span of " +
+                      std::to_string(n) + " elements");
+}
+[[noreturn]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n) {
+  throw out_of_bounds("index (" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " +
+                      std::to_string(i.z) + ") is out of bounds for a ki::span of extents (" +
+                      std::to_string(n.x) + ", " + std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
+}
+#endif
+template <class I>
+KI_DEVICE constexpr std::int64_t to_index(I i) {
+  static_assert(std::is_integral_v<I>, "ki::span: indices must be integers");
+  // An unsigned index beyond int64 becomes negative here and fails the bounds check.
+  return static_cast<std::int64_t>(i);
+}
+}  // namespace detail
+
+template <class T>
+class span {
+ public:
+  using element_type = T;
+  span() = default;
+  KI_DEVICE span(T* data, std::int64_t size) : data_(data), ext_{size, 1, 1} {}
+  KI_DEVICE span(T* data, xyz<std::int64_t> extents)
+      : data_(data), ext_(extents) {}
+  /// span<T> converts to span<const T>.
+  template <class U>
+    requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
+  KI_DEVICE span(span<U> other) : data_(other.data()), ext_(other.extents()) {}
+
+  KI_DEVICE std::int64_t size() const { return ext_.x * ext_.y * ext_.z; }
+  KI_DEVICE xyz<std::int64_t> extents() const { return ext_; }
+  KI_DEVICE T* data() const { return data_; }
+
+  /// Linear index (0-based).
+  template <class I>
+  KI_DEVICE T& operator[](I i) const {
+    const std::int64_t k = detail::to_index(i);
+#if !KI_GPU_PASS
+    if (k < 0 || k >= size()) [[unlikely]] detail::span_out_of_bounds(k, size());
+#endif
+    return data_[k];
+  }
+
+  /// Cartesian index, x fastest.
+  template <class I, class J, class K = int>
+  KI_DEVICE T& operator()(I i, J j, K k = 0) const {
+    const xyz<std::int64_t> c{detail::to_index(i), detail::to_index(j), detail::to_index(k)};
+#if !KI_GPU_PASS
+    if (c.x < 0 || c.x >= ext_.x || c.y < 0 || c.y >= ext_.y || c.z < 0 || c.z >= ext_.z) [[unlikely]]
+      detail::span_out_of_bounds(c, ext_);
+#endif
+    return data_[c.x + ext_.x * (c.y + ext_.y * c.z)];
+  }
+
+ private:
+  T* data_ = nullptr;
+  xyz<std::int64_t> ext_{0, 1, 1};
+};
+
+}  // namespace ki

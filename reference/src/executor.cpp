@@ -1,0 +1,442 @@
+// The reference executor: runs the work-groups of a launch, one fiber per blocked work-item.
+//
+// How a work-group runs (forward schedule):
+//   * A "runner" fiber runs unstarted work-items one after another, as plain calls. A kernel
+//     without barriers therefore costs one fiber per group, not one per item.
+//   * When a work-item reaches a barrier, it records where, and its fiber (which is now *its*
+//     fiber) is suspended. Control jumps straight to the next work-item to run: the next one
+//     released from the last barrier, or a new runner fiber for the next unstarted item, or,
+//     when nobody can run, the group's driver on the thread's own stack.
+//   * The driver then knows that every work-item waits or has exited. If all live items wait at
+//     the same barrier, it releases them (in schedule order) and jumps to the first; otherwise
+//     it reports, with the items and the source lines, why the group can never finish.
+// A work-item that throws, or faults (e.g. overflows its stack), ends its group; the other
+// fibers are dropped without unwinding, and the error is kept for ki::synchronize.
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ki/detail/cpu.hpp>
+#include <ki/errors.hpp>
+#include <ki/reference/backend.hpp>
+#include <ki/source_location.hpp>
+
+#include "fiber.hpp"
+#include "poison.hpp"
+
+namespace ki::reference::detail {
+namespace cpu = ki::detail::cpu;
+using i64 = std::int64_t;
+
+namespace {
+
+std::string to_string(const xyz<i64>& v) {
+  return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) + ")";
+}
+
+std::string to_string(const source_location& s) {
+  if (s.line == 0) return "<unknown>";
+  const char* f = std::strrchr(s.file, '/');
+  std::string r = std::string(f ? f + 1 : s.file) + ":" + std::to_string(s.line);
+  return s.column != 0 ? r + ":" + std::to_string(s.column) : r;
+}
+
+bool same_point(const source_location& a, const source_location& b) {
+  return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
+}
+
+/// "0-31, 64, 66-70" from sorted ids.
+std::string ranges(const std::vector<i64>& ids) {
+  std::string s;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!s.empty()) s += ", ";
+    s += std::to_string(ids[i]);
+    if (j > i) s += "-" + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+std::size_t env_size(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || x == 0) {
+    std::fprintf(stderr, "ki::reference: ignoring %s=%s (expected a positive integer)\n", name, v);
+    return fallback;
+  }
+  return static_cast<std::size_t>(x);
+}
+
+std::size_t resolve_stack_size(const backend& b) {
+  static const std::size_t from_env = env_size("KI_REFERENCE_STACK_SIZE", 256 * 1024);
+  return b.stack_size != 0 ? b.stack_size : from_env;
+}
+
+int resolve_threads(const backend& b) {
+  static const int from_env = static_cast<int>(env_size("KI_REFERENCE_THREADS", 0));
+  return b.threads > 0 ? b.threads : from_env;
+}
+
+/// Thrown inside a work-item for errors that are the executor's to name (kind != exception).
+struct item_failure {
+  kernel_error::kind kind;
+  std::string message;
+};
+
+enum class status : std::uint8_t { unstarted, running, waiting, exited };
+
+struct item : cpu::item_state {
+  status st = status::unstarted;
+  source_location at{};  // the barrier it waits at (or passed last)
+};
+
+class group_runner final : public cpu::executor {
+ public:
+  explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {}
+  std::size_t stack_size() const { return fibers_.stack_size(); }
+
+  /// Runs one group of launch d. Returns the error that ended it, if any.
+  std::optional<kernel_error> run(const launch_desc& d, std::uint64_t launch_serial, i64 group_linear) {
+    prepare(d, launch_serial);
+    const i64 gx = d.groups[0], gy = d.groups[1];
+    gs_.group_id = {group_linear % gx, (group_linear / gx) % gy, group_linear / (gx * gy)};
+    for (item& it : items_) it.st = status::unstarted;
+    next_unstarted_ = 0;
+    ready_.clear();
+    ready_pos_ = 0;
+    arrived_ = exited_ = 0;
+    mismatch_ = false;
+    failed_item_ = -1;
+    group_error_.reset();
+    locals_.clear();
+    local_bytes_ = 0;
+    arena_used_ = 0;
+    fibers_.reset(static_cast<int>(n_) + 1);
+
+    const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    cpu::current = nullptr;
+    if (fault.happened) {
+      const item* it = current_item_;
+      std::ostringstream os;
+      if (fault.stack_overflow)
+        os << "overflowed its fiber stack (stack_size = " << fibers_.stack_size()
+           << " bytes; raise ki::reference::backend::stack_size or KI_REFERENCE_STACK_SIZE)";
+      else
+        os << "made an invalid memory access at address " << fault.address;
+      return item_error(fault.stack_overflow ? kernel_error::kind::stack_overflow : kernel_error::kind::exception,
+                        *it, os.str());
+    }
+    if (failed_item_ >= 0) {
+      fibers_.abandon_all();
+      return item_error(failed_kind_, items_[static_cast<std::size_t>(failed_item_)], failed_message_);
+    }
+    if (group_error_) fibers_.abandon_all();
+    return std::move(group_error_);
+  }
+
+  // --- cpu::executor: called from inside work-items ---
+
+  void barrier(const source_location& where) override {
+    item& it = *current_item_;
+    it.st = status::waiting;
+    it.at = where;
+    if (arrived_++ == 0) round_point_ = where;
+    else if (!same_point(where, round_point_)) mismatch_ = true;
+    suspend(it);
+  }
+
+  void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
+    for (const auto& l : locals_)
+      if (l.key == key) return l.p;
+    const std::size_t limit = d_->b->device.max_local_memory;
+    if (local_bytes_ + bytes > limit)
+      throw item_failure{kernel_error::kind::resource,
+                         "localmemory at " + to_string(where) + " needs " + std::to_string(bytes) +
+                             " bytes; the work-group already uses " + std::to_string(local_bytes_) +
+                             " of max_local_memory = " + std::to_string(limit)};
+    void* p = arena_alloc(bytes, align);
+    poison_fill(p, bytes);
+    locals_.push_back({key, p});
+    local_bytes_ += bytes;
+    return p;
+  }
+
+ private:
+  // The driver: on the thread's own stack, inside run_guarded.
+  static void drive(void* self) { static_cast<group_runner*>(self)->drive(); }
+  void drive() {
+    const int main = static_cast<int>(n_);
+    fibers_.spawn(main, &group_runner::runner_entry, this);
+    for (;;) {
+      // Every work-item now waits at a barrier, has exited, or one has failed.
+      if (failed_item_ >= 0 || exited_ == n_) return;
+      if (mismatch_ || exited_ > 0) {
+        group_error_ = divergence_error();
+        return;
+      }
+      // All live work-items wait at the same barrier: release them in schedule order.
+      ready_.clear();
+      for (i64 i = 0; i < n_; ++i)
+        if (items_[static_cast<std::size_t>(i)].st == status::waiting) ready_.push_back(static_cast<int>(i));
+      arrived_ = 0;
+      ready_pos_ = 1;
+      fibers_.switch_to(main, ready_[0]);
+    }
+  }
+
+  static int runner_entry(void* self) { return static_cast<group_runner*>(self)->runner(); }
+  /// Runs unstarted work-items as plain calls until one blocks (then this fiber becomes that
+  /// item's) or none are left; returns whom to resume when the fiber ends.
+  int runner() {
+    while (next_unstarted_ < n_) {
+      item& it = items_[static_cast<std::size_t>(next_unstarted_++)];
+      start(it);
+      try {
+        d_->run_item(d_->ctx);
+      } catch (const item_failure& f) {
+        return fail(it, f.kind, f.message);
+      } catch (const std::exception& e) {
+        return fail(it, kernel_error::kind::exception, std::string("threw ") + e.what());
+      } catch (...) {
+        return fail(it, kernel_error::kind::exception, "threw an exception that is not a std::exception");
+      }
+      it.st = status::exited;
+      ++exited_;
+    }
+    return next_to_resume();
+  }
+
+  void start(item& it) {
+    it.st = status::running;
+    current_item_ = &it;
+    cpu::current = &it;
+  }
+
+  int fail(item& it, kernel_error::kind k, std::string msg) {
+    failed_item_ = it.local_linear;
+    failed_kind_ = k;
+    failed_message_ = std::move(msg);
+    return static_cast<int>(n_);  // back to the driver
+  }
+
+  /// The next context to run when the current one stops: a released item, else the driver.
+  int next_to_resume() {
+    if (ready_pos_ < ready_.size()) return ready_[ready_pos_++];
+    return static_cast<int>(n_);
+  }
+
+  /// Suspends the running work-item (at a barrier) and runs whoever is next.
+  void suspend(item& it) {
+    const int self = static_cast<int>(it.local_linear);
+    if (ready_pos_ < ready_.size()) fibers_.switch_to(self, ready_[ready_pos_++]);
+    else if (next_unstarted_ < n_) fibers_.spawn(self, &group_runner::runner_entry, this);
+    else fibers_.switch_to(self, static_cast<int>(n_));
+    start(it);  // resumed
+  }
+
+  std::optional<kernel_error> divergence_error() const {
+    // Group the waiting items by barrier, in order of first appearance.
+    std::vector<std::pair<source_location, std::vector<i64>>> at;
+    std::vector<i64> exited;
+    for (const item& it : items_) {
+      if (it.st == status::exited) {
+        exited.push_back(it.local_linear);
+        continue;
+      }
+      auto g = std::find_if(at.begin(), at.end(), [&](const auto& p) { return same_point(p.first, it.at); });
+      if (g == at.end()) at.push_back({it.at, {it.local_linear}});
+      else g->second.push_back(it.local_linear);
+    }
+    std::ostringstream os;
+    os << "ki::reference: kernel '" << d_->kernel_name << "': work-group " << to_string(gs_.group_id)
+       << " cannot finish: ";
+    for (std::size_t i = 0; i < at.size(); ++i)
+      os << (i ? "; " : "") << "items " << ranges(at[i].second) << " wait at barrier " << to_string(at[i].first);
+    if (!exited.empty()) os << "; items " << ranges(exited) << " exited";
+    os << " (items are linear local ids, x fastest; every work-item must reach the same barrier)";
+    const item& first = items_[static_cast<std::size_t>(at.front().second.front())];
+    return kernel_error(at.size() > 1 ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish,
+                        gs_.group_id, first.local_id, to_string(first.at), os.str());
+  }
+
+  kernel_error item_error(kernel_error::kind k, const item& it, const std::string& what) const {
+    std::ostringstream os;
+    os << "ki::reference: kernel '" << d_->kernel_name << "': work-item " << to_string(it.local_id)
+       << " (linear " << it.local_linear << ") of work-group " << to_string(gs_.group_id) << " " << what;
+    std::string where;
+    if (it.at.line != 0) {
+      where = to_string(it.at);
+      os << " (after barrier " << where << ")";
+    }
+    return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
+  }
+
+  /// Per launch and thread: the work-items' local ids (the same for every group).
+  void prepare(const launch_desc& d, std::uint64_t serial) {
+    d_ = &d;
+    if (serial == prepared_serial_) return;
+    prepared_serial_ = serial;
+    const i64 lx = d.items[0], ly = d.items[1], lz = d.items[2];
+    n_ = lx * ly * lz;
+    gs_.local_size = {lx, ly, lz};
+    gs_.num_groups = {d.groups[0], d.groups[1], d.groups[2]};
+    gs_.items = n_;
+    gs_.sub_group_width = d.b->device.sub_group_width;
+    gs_.exec = this;
+    items_.assign(static_cast<std::size_t>(n_), item{});
+    i64 k = 0;
+    for (i64 z = 0; z < lz; ++z)
+      for (i64 y = 0; y < ly; ++y)
+        for (i64 x = 0; x < lx; ++x, ++k) {
+          item& it = items_[static_cast<std::size_t>(k)];
+          it.local_id = {x, y, z};
+          it.local_linear = k;
+          it.group = &gs_;
+        }
+  }
+
+  void* arena_alloc(std::size_t bytes, std::size_t align) {
+    // Chunks are never moved, so memory handed out stays valid until the group ends.
+    for (;;) {
+      if (arena_chunk_ < arena_.size()) {
+        auto& c = arena_[arena_chunk_];
+        std::size_t off = (arena_used_ + align - 1) / align * align;
+        if (off + bytes <= c.size) {
+          arena_used_ = off + bytes;
+          return c.p.get() + off;
+        }
+        ++arena_chunk_;
+        arena_used_ = 0;
+        continue;
+      }
+      const std::size_t sz = std::max<std::size_t>(bytes + align, 64 * 1024);
+      arena_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[sz]), sz});
+      arena_chunk_ = arena_.size() - 1;
+      arena_used_ = 0;
+    }
+  }
+
+  fiber_core fibers_;
+  const launch_desc* d_ = nullptr;
+  std::uint64_t prepared_serial_ = 0;
+  cpu::group_state gs_;
+  std::vector<item> items_;
+  i64 n_ = 0;
+  item* current_item_ = nullptr;
+
+  i64 next_unstarted_ = 0;
+  std::vector<int> ready_;  // released items, in the order they run
+  std::size_t ready_pos_ = 0;
+  i64 arrived_ = 0, exited_ = 0;
+  source_location round_point_{};
+  bool mismatch_ = false;
+
+  i64 failed_item_ = -1;
+  kernel_error::kind failed_kind_{};
+  std::string failed_message_;
+  std::optional<kernel_error> group_error_;
+
+  struct local_alloc {
+    const void* key;
+    void* p;
+  };
+  std::vector<local_alloc> locals_;
+  std::size_t local_bytes_ = 0;
+  struct chunk {
+    std::unique_ptr<unsigned char[]> p;
+    std::size_t size;
+  };
+  std::vector<chunk> arena_;
+  std::size_t arena_chunk_ = 0, arena_used_ = 0;
+
+ public:
+  void reset_arena() {
+    arena_chunk_ = 0;
+    arena_used_ = 0;
+  }
+};
+
+group_runner& runner_for(const backend& b) {
+  thread_local std::unique_ptr<group_runner> r;
+  const std::size_t s = resolve_stack_size(b);
+  if (!r || r->stack_size() < s || r->stack_size() > 2 * s) r = std::make_unique<group_runner>(s);
+  return *r;
+}
+
+std::atomic<std::uint64_t> launch_counter{0};
+
+/// Failed launches of this host thread, reported by synchronize.
+thread_local std::vector<kernel_error> pending;
+
+tbb::task_arena& arena_for(int threads) {
+  static std::mutex m;
+  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
+  std::lock_guard lock(m);
+  auto& a = arenas[threads];
+  if (!a) a = std::make_unique<tbb::task_arena>(threads);
+  return *a;
+}
+
+}  // namespace
+
+void execute(const launch_desc& d) {
+  const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // each bounded by max_num_groups
+  const std::uint64_t serial = ++launch_counter;
+  const int threads = resolve_threads(*d.b);
+
+  std::optional<kernel_error> first;
+  if (threads == 1 || ngroups == 1) {
+    group_runner& r = runner_for(*d.b);
+    for (i64 g = 0; g < ngroups && !first; ++g) {
+      r.reset_arena();
+      first = r.run(d, serial, g);
+    }
+  } else {
+    std::mutex m;
+    i64 first_group = ngroups;
+    std::atomic<bool> stop{false};
+    auto body = [&](const tbb::blocked_range<i64>& range) {
+      group_runner& r = runner_for(*d.b);
+      for (i64 g = range.begin(); g < range.end() && !stop.load(std::memory_order_relaxed); ++g) {
+        r.reset_arena();
+        if (auto e = r.run(d, serial, g)) {
+          std::lock_guard lock(m);
+          if (g < first_group) first_group = g, first = std::move(e);
+          stop = true;
+        }
+      }
+    };
+    if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
+    else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
+  }
+  if (first) pending.push_back(std::move(*first));
+}
+
+void synchronize() {
+  if (pending.empty()) return;
+  kernel_error e = std::move(pending.front());
+  pending.clear();
+  throw e;
+}
+
+}  // namespace ki::reference::detail
