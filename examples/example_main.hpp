@@ -1,0 +1,45 @@
+// Shared by the examples: picks the backend the example was built for and reports the result.
+//
+// The same example source is compiled twice: as C++ for the reference backend, and (when nvcc
+// is present) as CUDA for ki::cuda (KI_EXAMPLE_CUDA). Without a usable GPU the CUDA build says
+// "skipped" and exits with 77, which CTest reports as a skipped test.
+#pragma once
+#include <cstdio>
+#include <string>
+
+#include <ki/ki.hpp>
+#if KI_EXAMPLE_CUDA
+#include <ki/cuda.hpp>
+#endif
+
+namespace ki_example {
+
+/// Prints "name: what ... OK" or "... MISMATCH" and returns ok.
+inline bool report(const char* name, bool ok, const std::string& detail) {
+  std::printf("%-16s %s -> %s\n", name, detail.c_str(), ok ? "OK (matches the expected result)" : "MISMATCH");
+  return ok;
+}
+
+template <class Run>
+int main(Run run) {
+  try {
+#if KI_EXAMPLE_CUDA
+    std::string why;
+    if (!ki::cuda::available(&why)) {
+      std::printf("skipped: no CUDA device (%s)\n", why.c_str());
+      return 77;
+    }
+    return run(ki::cuda::backend{}) ? 0 : 1;
+#else
+    return run(ki::reference::backend{}) ? 0 : 1;
+#endif
+  } catch (const std::exception& e) {
+    std::printf("error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace ki_example
+
+#define KI_EXAMPLE_MAIN(run_fn) \
+  int main() { return ki_example::main([](const auto& backend) { return run_fn(backend); }); }

@@ -1,0 +1,3 @@
+// The CUDA backend (nvcc only).
+#pragma once
+#include <ki/cuda/backend.hpp>
