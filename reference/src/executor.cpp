@@ -38,7 +38,9 @@
 #include <ki/source_location.hpp>
 
 #include "fiber.hpp"
+#include "layout.hpp"
 #include "poison.hpp"
+#include "sub_group.hpp"
 
 namespace ki::reference::detail {
 namespace cpu = ki::detail::cpu;
@@ -101,13 +103,21 @@ int resolve_threads(const backend& b) {
 struct item_failure {
   kernel_error::kind kind;
   std::string message;
+  bool group_level = false;  ///< the message describes the group, not the throwing item
 };
 
-enum class status : std::uint8_t { unstarted, running, waiting, exited };
+enum class status : std::uint8_t { unstarted, running, waiting, in_collective, exited };
 
 struct item : cpu::item_state {
   status st = status::unstarted;
-  source_location at{};  // the barrier it waits at (or passed last)
+  source_location at{};               // the barrier it waits at (or passed last)
+  cpu::collective* coll = nullptr;    // while in_collective: its record (on its own stack)
+};
+
+/// Unspecified reads per call site of one launch, merged from every thread.
+struct warning_log {
+  std::mutex m;
+  std::map<std::string, std::pair<std::string, i64>> by_site;  // "file:line kind" -> (message, count)
 };
 
 class group_runner final : public cpu::executor {
@@ -125,7 +135,11 @@ class group_runner final : public cpu::executor {
     ready_.clear();
     ready_pos_ = 0;
     arrived_ = exited_ = 0;
+    in_collective_ = 0;
     mismatch_ = false;
+    for (auto& p : pending_) p.clear();
+    seq_count_.assign(static_cast<std::size_t>(layout_.count), 0);
+    seq_log_.clear();
     failed_item_ = -1;
     group_error_.reset();
     locals_.clear();
@@ -154,6 +168,18 @@ class group_runner final : public cpu::executor {
     return std::move(group_error_);
   }
 
+  /// Moves this runner's unspecified-read counts into the launch's log.
+  void flush_warnings(warning_log& log) {
+    if (unspecified_.empty()) return;
+    std::lock_guard lock(log.m);
+    for (auto& [site, entry] : unspecified_) {
+      auto& e = log.by_site[site];
+      e.first = entry.first;
+      e.second += entry.second;
+    }
+    unspecified_.clear();
+  }
+
   // --- cpu::executor: called from inside work-items ---
 
   void barrier(const source_location& where) override {
@@ -163,6 +189,29 @@ class group_runner final : public cpu::executor {
     if (arrived_++ == 0) round_point_ = where;
     else if (!same_point(where, round_point_)) mismatch_ = true;
     suspend(it);
+  }
+
+  void collective(cpu::collective& c) override {
+    item& it = *current_item_;
+    const i64 W = gs_.sub_group_width;
+    if (std::string bad = check_arguments(c, W); !bad.empty())
+      throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
+    // The scope: the caller's segment where segments may diverge, else the whole sub-group.
+    const i64 sg = it.sub_group_id, lane = it.sub_group_lane;
+    const bool segment = c.width > 0 && d_->b->device.partitionable_subgroups;
+    const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
+    const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
+    it.st = status::in_collective;
+    it.coll = &c;
+    it.at = c.where;
+    ++in_collective_;
+    auto& scopes = pending_[static_cast<std::size_t>(sg)];
+    auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
+    if (p == scopes.end()) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
+    if (++p->arrived < present) return suspend(it);
+    scopes.erase(p);
+    resolve(sg, begin, lanes);  // the last to arrive performs it and runs on
+    it.st = status::running;
   }
 
   void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
@@ -182,6 +231,60 @@ class group_runner final : public cpu::executor {
   }
 
  private:
+  struct pending_scope {
+    i64 begin, lanes, arrived;
+  };
+
+  /// Every participant of (sg, [begin, begin + lanes)) has arrived: check that they agree,
+  /// check the sequence rule without independent sub-groups, perform, release them.
+  void resolve(i64 sg, i64 begin, i64 lanes) {
+    scope_.sub_group_width = gs_.sub_group_width;
+    scope_.sub_group_size = layout_.size[static_cast<std::size_t>(sg)];
+    scope_.begin = begin;
+    scope_.lanes = lanes;
+    scope_.at.assign(static_cast<std::size_t>(lanes), nullptr);
+    for (i64 l = begin; l < begin + lanes && l < scope_.sub_group_size; ++l)
+      scope_.at[static_cast<std::size_t>(l - begin)] = items_[static_cast<std::size_t>(layout_.item_at(sg, l))].coll;
+    const cpu::collective& first = *scope_.at.front();
+    if (std::string bad = check_agreement(scope_); !bad.empty())
+      throw item_failure{kernel_error::kind::collective_mismatch,
+                         "sub-group " + std::to_string(sg) + ": " + bad, true};
+    if (!d_->b->device.independent_subgroups) check_sequence(sg, first);
+    if (const i64 u = perform(scope_, poison_); u > 0) {
+      auto& e = unspecified_[to_string(first.where) + " " + name_of(first.kind)];
+      if (e.second == 0)
+        e.first = std::string(name_of(first.kind)) + " at " + to_string(first.where) +
+                  " read lanes that have no work-item (unspecified values, filled with " +
+                  (poison_.seed == 0 ? std::string("the poison word 0xFFBADBAD") : std::string("seeded random bytes")) + ")";
+      e.second += u;
+    }
+    for (i64 l = begin; l < begin + lanes && l < scope_.sub_group_size; ++l) {
+      item& p = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
+      p.coll = nullptr;
+      --in_collective_;
+      if (&p != current_item_) ready_.push_back(static_cast<int>(p.local_linear));
+    }
+  }
+
+  /// Without independent sub-groups, every sub-group executes the same communication functions
+  /// in the same order: compare this one's k-th with the first sub-group that got that far.
+  void check_sequence(i64 sg, const cpu::collective& c) {
+    const std::size_t k = static_cast<std::size_t>(seq_count_[static_cast<std::size_t>(sg)]++);
+    if (k == seq_log_.size()) {
+      seq_log_.push_back({sg, &c, c.kind, c.where, c.width});
+      return;
+    }
+    const auto& e = seq_log_[k];
+    if (e.kind != c.kind || e.width != c.width || !same_point(e.where, c.where))
+      throw item_failure{kernel_error::kind::collective_mismatch,
+                         "without independent sub-groups (profile '" + std::string(d_->b->device.name) +
+                             "'), all sub-groups must execute the same communication functions in the same order: "
+                             "sub-group " + std::to_string(sg) + " executes " + name_of(c.kind) + " at " + to_string(c.where) +
+                             " as its communication function #" + std::to_string(k) + ", sub-group " +
+                             std::to_string(e.sub_group) + " executed " + name_of(e.kind) + " at " + to_string(e.where),
+                         true};
+  }
+
   // The driver: on the thread's own stack, inside run_guarded.
   static void drive(void* self) { static_cast<group_runner*>(self)->drive(); }
   void drive() {
@@ -189,8 +292,12 @@ class group_runner final : public cpu::executor {
     fibers_.spawn(main, &group_runner::runner_entry, this);
     for (;;) {
       // Every work-item now waits at a barrier, has exited, or one has failed.
-      if (failed_item_ >= 0 || exited_ == n_) return;
-      if (mismatch_ || exited_ > 0) {
+      if (failed_item_ >= 0 || group_error_) return;
+      if (exited_ == n_) {
+        if (!d_->b->device.independent_subgroups) group_error_ = sequence_length_error();
+        return;
+      }
+      if (mismatch_ || exited_ > 0 || in_collective_ > 0) {
         group_error_ = divergence_error();
         return;
       }
@@ -214,6 +321,7 @@ class group_runner final : public cpu::executor {
       try {
         d_->run_item(d_->ctx);
       } catch (const item_failure& f) {
+        if (f.group_level) return fail_group(f.kind, f.message);
         return fail(it, f.kind, f.message);
       } catch (const std::exception& e) {
         return fail(it, kernel_error::kind::exception, std::string("threw ") + e.what());
@@ -239,6 +347,31 @@ class group_runner final : public cpu::executor {
     return static_cast<int>(n_);  // back to the driver
   }
 
+  int fail_group(kernel_error::kind k, const std::string& msg) {
+    const item& first = *current_item_;
+    group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(first.at),
+                                "ki::reference: kernel '" + std::string(d_->kernel_name) + "': work-group " +
+                                    to_string(gs_.group_id) + ": " + msg);
+    return static_cast<int>(n_);
+  }
+
+  std::optional<kernel_error> sequence_length_error() const {
+    const i64 expected = static_cast<i64>(seq_log_.size());
+    for (i64 sg = 0; sg < layout_.count; ++sg)
+      if (seq_count_[static_cast<std::size_t>(sg)] != expected) {
+        const auto& e = seq_log_.back();
+        return kernel_error(kernel_error::kind::collective_mismatch, gs_.group_id, {0, 0, 0}, to_string(e.where),
+                            "ki::reference: kernel '" + std::string(d_->kernel_name) + "': work-group " +
+                                to_string(gs_.group_id) + ": without independent sub-groups (profile '" +
+                                std::string(d_->b->device.name) + "'), all sub-groups must execute the same communication "
+                                "functions: sub-group " + std::to_string(sg) + " executed " +
+                                std::to_string(seq_count_[static_cast<std::size_t>(sg)]) + ", sub-group " +
+                                std::to_string(e.sub_group) + " executed " + std::to_string(expected) +
+                                " (the last at " + to_string(e.where) + ")");
+      }
+    return std::nullopt;
+  }
+
   /// The next context to run when the current one stops: a released item, else the driver.
   int next_to_resume() {
     if (ready_pos_ < ready_.size()) return ready_[ready_pos_++];
@@ -256,25 +389,41 @@ class group_runner final : public cpu::executor {
 
   std::optional<kernel_error> divergence_error() const {
     // Group the waiting items by barrier, in order of first appearance.
-    std::vector<std::pair<source_location, std::vector<i64>>> at;
+    // Group the waiting items by what they wait at, in order of first appearance.
+    struct waiting {
+      source_location where;
+      const char* what;  // "barrier" or a communication function
+      std::vector<i64> items, sub_groups, lanes;
+    };
+    std::vector<waiting> at;
     std::vector<i64> exited;
     for (const item& it : items_) {
       if (it.st == status::exited) {
         exited.push_back(it.local_linear);
         continue;
       }
-      auto g = std::find_if(at.begin(), at.end(), [&](const auto& p) { return same_point(p.first, it.at); });
-      if (g == at.end()) at.push_back({it.at, {it.local_linear}});
-      else g->second.push_back(it.local_linear);
+      const char* what = it.st == status::in_collective ? name_of(it.coll->kind) : "barrier";
+      auto g = std::find_if(at.begin(), at.end(), [&](const waiting& w) { return same_point(w.where, it.at) && w.what == what; });
+      if (g == at.end()) g = at.insert(at.end(), waiting{it.at, what, {}, {}, {}});
+      g->items.push_back(it.local_linear);
+      if (std::find(g->sub_groups.begin(), g->sub_groups.end(), it.sub_group_id) == g->sub_groups.end())
+        g->sub_groups.push_back(it.sub_group_id);
     }
     std::ostringstream os;
     os << "ki::reference: kernel '" << d_->kernel_name << "': work-group " << to_string(gs_.group_id)
        << " cannot finish: ";
-    for (std::size_t i = 0; i < at.size(); ++i)
-      os << (i ? "; " : "") << "items " << ranges(at[i].second) << " wait at barrier " << to_string(at[i].first);
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      os << (i ? "; " : "") << "items " << ranges(at[i].items) << " wait at " << at[i].what << " " << to_string(at[i].where);
+      if (at[i].what != std::string("barrier")) {
+        std::sort(at[i].sub_groups.begin(), at[i].sub_groups.end());
+        os << " (sub-group" << (at[i].sub_groups.size() > 1 ? "s " : " ") << ranges(at[i].sub_groups) << ")";
+      }
+    }
     if (!exited.empty()) os << "; items " << ranges(exited) << " exited";
-    os << " (items are linear local ids, x fastest; every work-item must reach the same barrier)";
-    const item& first = items_[static_cast<std::size_t>(at.front().second.front())];
+    os << " (items are linear local ids, x fastest; every work-item of a work-group must reach the same barrier, "
+          "and every work-item of a sub-group (or of a segment, with a width on a device with partitionable "
+          "sub-groups) the same communication function)";
+    const item& first = items_[static_cast<std::size_t>(at.front().items.front())];
     return kernel_error(at.size() > 1 ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish,
                         gs_.group_id, first.local_id, to_string(first.at), os.str());
   }
@@ -303,6 +452,10 @@ class group_runner final : public cpu::executor {
     gs_.items = n_;
     gs_.sub_group_width = d.b->device.sub_group_width;
     gs_.exec = this;
+    layout_ = make_layout(d.b->device, gs_.local_size);
+    gs_.num_sub_groups = layout_.count;
+    pending_.assign(static_cast<std::size_t>(layout_.count), {});
+    poison_ = {d.b->device.poison_seed, 0};
     items_.assign(static_cast<std::size_t>(n_), item{});
     i64 k = 0;
     for (i64 z = 0; z < lz; ++z)
@@ -311,6 +464,9 @@ class group_runner final : public cpu::executor {
           item& it = items_[static_cast<std::size_t>(k)];
           it.local_id = {x, y, z};
           it.local_linear = k;
+          it.sub_group_id = layout_.sub_group[static_cast<std::size_t>(k)];
+          it.sub_group_lane = layout_.lane[static_cast<std::size_t>(k)];
+          it.sub_group_size = layout_.size[static_cast<std::size_t>(it.sub_group_id)];
           it.group = &gs_;
         }
   }
@@ -320,7 +476,9 @@ class group_runner final : public cpu::executor {
     for (;;) {
       if (arena_chunk_ < arena_.size()) {
         auto& c = arena_[arena_chunk_];
-        std::size_t off = (arena_used_ + align - 1) / align * align;
+        // Align the address, not the offset: chunks from new[] are only 16-byte aligned.
+        const auto base = reinterpret_cast<std::uintptr_t>(c.p.get());
+        const std::size_t off = (base + arena_used_ + align - 1) / align * align - base;
         if (off + bytes <= c.size) {
           arena_used_ = off + bytes;
           return c.p.get() + off;
@@ -348,6 +506,21 @@ class group_runner final : public cpu::executor {
   std::vector<int> ready_;  // released items, in the order they run
   std::size_t ready_pos_ = 0;
   i64 arrived_ = 0, exited_ = 0;
+  i64 in_collective_ = 0;  // items waiting in a communication function
+  sub_group_layout layout_;
+  std::vector<std::vector<pending_scope>> pending_;  // per sub-group: scopes with arrivals
+  struct sequence_entry {
+    i64 sub_group;
+    const cpu::collective* c;
+    cpu::collective_kind kind;
+    source_location where;
+    i64 width;
+  };
+  std::vector<i64> seq_count_;              // per sub-group: communication functions done
+  std::vector<sequence_entry> seq_log_;     // the first sub-group's sequence
+  scope scope_;
+  poison_source poison_;
+  std::map<std::string, std::pair<std::string, i64>> unspecified_;
   source_location round_point_{};
   bool mismatch_ = false;
 
@@ -387,6 +560,10 @@ std::atomic<std::uint64_t> launch_counter{0};
 
 /// Failed launches of this host thread, reported by synchronize.
 thread_local std::vector<kernel_error> pending;
+/// Warnings of this host thread's launches; synchronize prints those not reported yet.
+thread_local std::vector<warning> pending_warnings;
+thread_local std::size_t reported_warnings = 0;
+thread_local bool print_warnings = true;
 
 tbb::task_arena& arena_for(int threads) {
   static std::mutex m;
@@ -405,11 +582,13 @@ void execute(const launch_desc& d) {
   const int threads = resolve_threads(*d.b);
 
   std::optional<kernel_error> first;
+  warning_log log;
   if (threads == 1 || ngroups == 1) {
     group_runner& r = runner_for(*d.b);
     for (i64 g = 0; g < ngroups && !first; ++g) {
       r.reset_arena();
       first = r.run(d, serial, g);
+      r.flush_warnings(log);
     }
   } else {
     std::mutex m;
@@ -419,7 +598,9 @@ void execute(const launch_desc& d) {
       group_runner& r = runner_for(*d.b);
       for (i64 g = range.begin(); g < range.end() && !stop.load(std::memory_order_relaxed); ++g) {
         r.reset_arena();
-        if (auto e = r.run(d, serial, g)) {
+        auto e = r.run(d, serial, g);
+        r.flush_warnings(log);
+        if (e) {
           std::lock_guard lock(m);
           if (g < first_group) first_group = g, first = std::move(e);
           stop = true;
@@ -429,10 +610,20 @@ void execute(const launch_desc& d) {
     if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
     else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
   }
+  for (auto& [site, entry] : log.by_site) {
+    const auto space = site.rfind(' ');
+    pending_warnings.push_back({"unspecified-lane-read", site.substr(0, space), entry.second,
+                                entry.first + ", " + std::to_string(entry.second) + (entry.second == 1 ? " time" : " times")});
+  }
+  if (!log.by_site.empty()) print_warnings = d.b->print_warnings;
   if (first) pending.push_back(std::move(*first));
 }
 
 void synchronize() {
+  if (print_warnings)
+    for (std::size_t i = reported_warnings; i < pending_warnings.size(); ++i)
+      std::fprintf(stderr, "ki::reference: warning: %s\n", pending_warnings[i].message.c_str());
+  reported_warnings = pending_warnings.size();
   if (pending.empty()) return;
   kernel_error e = std::move(pending.front());
   pending.clear();
@@ -440,3 +631,12 @@ void synchronize() {
 }
 
 }  // namespace ki::reference::detail
+
+namespace ki::reference {
+std::vector<warning> take_warnings() {
+  std::vector<warning> w = std::move(detail::pending_warnings);
+  detail::pending_warnings.clear();
+  detail::reported_warnings = 0;
+  return w;
+}
+}  // namespace ki::reference

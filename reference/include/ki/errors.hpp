@@ -22,6 +22,9 @@ class kernel_error : public std::runtime_error {
     barrier_mismatch,  ///< work-items wait at different barriers
     cannot_finish,     ///< some items wait at a barrier, the others exited
     resource,          ///< e.g. local memory beyond the device's limit
+    invalid_collective,   ///< a bad width, offset or mask in a sub-group function
+    collective_mismatch,  ///< participants disagree (function, offset, width, op, init), or
+                          ///< sub-groups execute different sequences without independent ones
   };
 
   kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where,

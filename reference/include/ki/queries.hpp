@@ -33,6 +33,21 @@ std::int64_t sub_group_size(const B& b) { return backend_traits<B>::sub_group_si
 template <backend B>
 bool supports_unified(const B& b) { return backend_traits<B>::supports_unified(b); }
 
+/// Sub-group capabilities of the active device of b (see the spec's Sub-groups section).
+template <backend B>
+bool supports_subgroups(const B& b) { return backend_traits<B>::supports_subgroups(b); }
+template <backend B>
+bool supports_linear_subgroups(const B& b) { return backend_traits<B>::supports_linear_subgroups(b); }
+template <backend B>
+bool supports_independent_subgroups(const B& b) { return backend_traits<B>::supports_independent_subgroups(b); }
+template <backend B>
+bool supports_partitionable_subgroups(const B& b) { return backend_traits<B>::supports_partitionable_subgroups(b); }
+template <backend B>
+bool supports_float64(const B& b) { return backend_traits<B>::supports_float64(b); }
+/// Whether values of type T can be shuffled on the active device of b.
+template <class T, backend B>
+bool supports_shuffle(const B& b) { return backend_traits<B>::template supports_shuffle<T>(b); }
+
 struct launch_configuration_result {
   std::int64_t workgroupsize;
 };

@@ -1,15 +1,30 @@
-// Sub-group queries (spec: get_sub_group_size ... get_sub_group_local_id), 0-based.
+// Sub-groups (spec: get_sub_group_size ... sub_group_exclusive_scan), 0-based.
 //
-// The work-items of a work-group are split into sub-groups of at most the device's width
-// (warp / wavefront size). This header has the queries; the communication functions (shuffles,
-// votes, collectives) come with the sub-group issue. The layout is linear on every backend so
-// far: the item with linear local id lin (x fastest) is in sub-group lin / W at lane lin % W,
-// and only the last sub-group can be partial.
+// The work-items of a work-group are split into sub-groups of at most the device's width W
+// (warp / wavefront size); a work-item's lane is its index in its sub-group. Which work-items
+// form a sub-group is unspecified unless supports_linear_subgroups(backend) promises the
+// linear layout (1-D work-groups, or x extent a multiple of W): then the item with linear local
+// id lin (x fastest) is in sub-group lin / W at lane lin % W.
+//
+// Communication functions must be executed by all work-items of the sub-group together (with a
+// width: of the caller's segment of `width` consecutive lanes, where the device supports
+// partitionable sub-groups). They do not synchronize memory (sub_group_barrier does). Values of
+// any trivially copyable type can be exchanged. Lanes without a work-item (in a partial
+// sub-group) read as unspecified values; the reference backend returns a poison pattern and
+// warns. Misuse (divergence, different offsets, a bad width) is an error at synchronize.
 #pragma once
+#include <concepts>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <typeinfo>
+#include <cstring>
+#include <functional>
+#include <new>
 
 #include <ki/detail/integer.hpp>
 #include <ki/macros.hpp>
+#include <ki/source_location.hpp>
 #if KI_GPU_PASS
 #include <ki/detail/gpu.hpp>
 #else
@@ -18,27 +33,22 @@
 
 namespace ki {
 namespace detail {
-struct sub_group_position {
-  std::int64_t width, id, lane, size, count;
-};
-KI_DEVICE inline sub_group_position sub_group_here(const char* what) {
-#if KI_GPU_PASS
-  (void)what;
-  const std::int64_t w = warpSize, lin = gpu::local_linear(), n = gpu::local_count();
-#else
-  const auto& it = cpu::here(what);
-  const std::int64_t w = it.group->sub_group_width, lin = it.local_linear, n = it.group->items;
+#if !KI_GPU_PASS
+inline const cpu::item_state& sub_group_item(const char* what) { return cpu::here(what); }
 #endif
-  const std::int64_t id = lin / w;
-  const std::int64_t rest = n - id * w;
-  return {w, id, lin % w, rest < w ? rest : w, (n + w - 1) / w};
-}
 }  // namespace detail
+
+// --- queries --------------------------------------------------------------------------------
 
 /// The number of work-items in the caller's sub-group (at most the width).
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_size() {
-  return static_cast<T>(detail::sub_group_here("get_sub_group_size").size);
+#if KI_GPU_PASS
+  const std::int64_t w = warpSize, id = detail::gpu::local_linear() / w, rest = detail::gpu::local_count() - id * w;
+  return static_cast<T>(rest < w ? rest : w);
+#else
+  return static_cast<T>(detail::sub_group_item("get_sub_group_size").sub_group_size);
+#endif
 }
 
 /// The sub-group width (warp / wavefront size); sub_group_size(backend) on the host.
@@ -47,26 +57,283 @@ KI_DEVICE inline T get_max_sub_group_size() {
 #if KI_GPU_PASS
   return static_cast<T>(warpSize);
 #else
-  return static_cast<T>(detail::cpu::here("get_max_sub_group_size").group->sub_group_width);
+  return static_cast<T>(detail::sub_group_item("get_max_sub_group_size").group->sub_group_width);
 #endif
 }
 
-/// The number of sub-groups in the work-group.
+/// The number of sub-groups in the work-group: at least cld(items, width), and larger where
+/// several sub-groups are partial.
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_num_sub_groups() {
-  return static_cast<T>(detail::sub_group_here("get_num_sub_groups").count);
+#if KI_GPU_PASS
+  return static_cast<T>((detail::gpu::local_count() + warpSize - 1) / warpSize);
+#else
+  return static_cast<T>(detail::sub_group_item("get_num_sub_groups").group->num_sub_groups);
+#endif
 }
 
 /// The index of the caller's sub-group within the work-group (0-based).
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_id() {
-  return static_cast<T>(detail::sub_group_here("get_sub_group_id").id);
+#if KI_GPU_PASS
+  return static_cast<T>(detail::gpu::local_linear() / warpSize);
+#else
+  return static_cast<T>(detail::sub_group_item("get_sub_group_id").sub_group_id);
+#endif
 }
 
-/// The caller's lane within its sub-group (0-based).
+/// The caller's lane within its sub-group (0-based). It does not depend on which work-items
+/// are active.
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_local_id() {
-  return static_cast<T>(detail::sub_group_here("get_sub_group_local_id").lane);
+#if KI_GPU_PASS
+  return static_cast<T>(detail::gpu::local_linear() % warpSize);
+#else
+  return static_cast<T>(detail::sub_group_item("get_sub_group_local_id").sub_group_lane);
+#endif
 }
+
+// --- communication functions ----------------------------------------------------------------
+
+namespace detail {
+template <class T>
+inline constexpr bool always_false_v = false;
+
+template <class T>
+concept shuffle_value = std::is_trivially_copyable_v<T>;
+
+template <class I>
+concept lane_integer = std::integral<I> && !std::same_as<std::remove_cv_t<I>, bool>;
+
+#if !KI_GPU_PASS
+/// Runs one communication function on the CPU executor. The integer argument is kept exactly
+/// (offsets are compared before any narrowing: 2^32 + 1 is not 1).
+template <class I>
+inline void set_arg(cpu::collective& c, I v) {
+  if constexpr (std::is_unsigned_v<I> && sizeof(I) >= sizeof(std::int64_t)) {
+    c.arg_huge = v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  }
+  c.arg = static_cast<std::int64_t>(v);
+}
+template <class W>
+inline std::int64_t width_value(W w) {
+  if constexpr (std::is_unsigned_v<W> && sizeof(W) >= sizeof(std::int64_t))
+    if (w > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return -1;  // invalid
+  return w == 0 ? -2 : static_cast<std::int64_t>(w);  // 0 is invalid, distinct from "no width"
+}
+inline void run(cpu::collective& c, const char* what) { cpu::here(what).group->exec->collective(c); }
+
+template <class T, class Op>
+void combine(const void* op, const void* a, const void* b, void* out) {
+  alignas(T) unsigned char x[sizeof(T)], y[sizeof(T)];
+  std::memcpy(x, a, sizeof(T));
+  std::memcpy(y, b, sizeof(T));
+  const T r = (*static_cast<const Op*>(op))(*std::launder(reinterpret_cast<const T*>(x)),
+                                            *std::launder(reinterpret_cast<const T*>(y)));
+  std::memcpy(out, &r, sizeof(T));
+}
+
+template <class T, class I>
+inline T shuffle(cpu::collective_kind k, const T& v, I arg, std::int64_t width, const source_location& where,
+                 const char* what) {
+  alignas(T) unsigned char out[sizeof(T)];
+  cpu::collective c{k, where};
+  set_arg(c, arg);
+  c.width = width;
+  c.size = sizeof(T);
+  c.value = &v;
+  c.result = out;
+  c.type_name = typeid(T).name();
+  run(c, what);
+  return *std::launder(reinterpret_cast<T*>(out));
+}
+
+inline bool vote(cpu::collective_kind k, bool pred, std::int64_t width, const source_location& where, const char* what) {
+  bool out = false;
+  cpu::collective c{k, where};
+  c.width = width;
+  c.size = sizeof(bool);
+  c.value = &pred;
+  c.result = &out;
+  c.type_name = "bool";
+  run(c, what);
+  return out;
+}
+
+inline std::uint64_t ballot(bool pred, std::int64_t width, const source_location& where) {
+  std::uint64_t out = 0;
+  cpu::collective c{cpu::collective_kind::ballot, where};
+  c.width = width;
+  c.size = sizeof(bool);
+  c.value = &pred;
+  c.result = &out;
+  c.type_name = "bool";
+  run(c, "sub_group_ballot");
+  return out;
+}
+
+template <class T, class Op>
+inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, std::int64_t width,
+              const source_location& where, const char* what) {
+  static_assert(std::is_convertible_v<std::invoke_result_t<const Op&, const T&, const T&>, T>,
+                "ki::sub_group_reduce/scan: op(a, b) must accept two values of the type and return one");
+  alignas(T) unsigned char out[sizeof(T)];
+  cpu::collective c{k, where};
+  c.width = width;
+  c.size = sizeof(T);
+  c.value = &v;
+  c.result = out;
+  c.combine = &combine<T, Op>;
+  c.op = &op;
+  c.init = init;
+  c.type_name = typeid(T).name();
+  run(c, what);
+  return *std::launder(reinterpret_cast<T*>(out));
+}
+
+inline void sub_group_sync(std::int64_t width, const source_location& where) {
+  cpu::collective c{cpu::collective_kind::sub_group_barrier, where};
+  c.width = width;
+  c.type_name = "";
+  run(c, "sub_group_barrier");
+}
+#endif
+}  // namespace detail
+
+
+#if KI_GPU_PASS
+// The GPU versions (exact for partial sub-groups and widths) come with the offload backend.
+#define KI_DETAIL_GPU_ONLY_LATER(T) \
+  static_assert(detail::always_false_v<T>, "ki: sub-group communication functions in GPU code arrive with the offload backend")
+#define KI_DETAIL_SUB_GROUP_BODY(T, cpu_expr) \
+  KI_DETAIL_GPU_ONLY_LATER(T);                \
+  return {};
+#else
+#define KI_DETAIL_SUB_GROUP_BODY(T, cpu_expr) return cpu_expr;
+#endif
+
+// Shuffles. Without a width: `lane` is a lane of the sub-group (no wrap); shfl_down/shfl_up
+// return the caller's own value where the source lane is past the sub-group width (or before
+// lane 0); shfl_xor's mask must be in [0, width). With a width (a power of two <= the sub-group
+// width): within the caller's segment of `width` lanes, CUDA's rules: shfl reads lane
+// `lane mod width` of the segment, shfl_down/up return the caller's own value where the source
+// is outside the segment, shfl_xor's mask must be in [0, width). offset and mask must be the
+// same for all work-items that execute the call together; lane may differ.
+
+template <detail::shuffle_value T, detail::lane_integer I>
+KI_DEVICE T shfl(T v, I lane, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, 0, where, "shfl"))
+}
+template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl(T v, I lane, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, detail::width_value(width), where, "shfl"))
+}
+template <detail::shuffle_value T, detail::lane_integer I>
+KI_DEVICE T shfl_down(T v, I offset, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, 0, where, "shfl_down"))
+}
+template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl_down(T v, I offset, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, detail::width_value(width), where, "shfl_down"))
+}
+template <detail::shuffle_value T, detail::lane_integer I>
+KI_DEVICE T shfl_up(T v, I offset, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, 0, where, "shfl_up"))
+}
+template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl_up(T v, I offset, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, detail::width_value(width), where, "shfl_up"))
+}
+template <detail::shuffle_value T, detail::lane_integer I>
+KI_DEVICE T shfl_xor(T v, I mask, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, 0, where, "shfl_xor"))
+}
+template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where, "shfl_xor"))
+}
+
+// Votes: the same result for every work-item of the sub-group (or segment). Ballot bit i is
+// lane i (relative to the segment with a width); lanes without a work-item are 0.
+
+template <std::same_as<bool> P>
+KI_DEVICE bool sub_group_any(P pred, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::any, pred, 0, where, "sub_group_any"))
+}
+template <std::same_as<bool> P, detail::lane_integer W>
+KI_DEVICE bool sub_group_any(P pred, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(W, detail::vote(detail::cpu::collective_kind::any, pred, detail::width_value(width), where, "sub_group_any"))
+}
+template <std::same_as<bool> P>
+KI_DEVICE bool sub_group_all(P pred, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::all, pred, 0, where, "sub_group_all"))
+}
+template <std::same_as<bool> P, detail::lane_integer W>
+KI_DEVICE bool sub_group_all(P pred, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(W, detail::vote(detail::cpu::collective_kind::all, pred, detail::width_value(width), where, "sub_group_all"))
+}
+template <std::same_as<bool> P>
+KI_DEVICE std::uint64_t sub_group_ballot(P pred, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(P, detail::ballot(pred, 0, where))
+}
+template <std::same_as<bool> P, detail::lane_integer W>
+KI_DEVICE std::uint64_t sub_group_ballot(P pred, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(W, detail::ballot(pred, detail::width_value(width), where))
+}
+
+// Collectives with an associative operator op(a, b), evaluated in lane order (op needn't be
+// commutative). reduce: every work-item gets op(...op(v0, v1)..., vn-1); scan: lane i gets the
+// reduction of lanes 0..i; exclusive_scan: lane 0 gets init, lane i > 0 gets op(init, r) for the
+// reduction r of lanes 0..i-1. op (and init) must be the same for the participants.
+
+template <class Op, detail::shuffle_value T>
+KI_DEVICE T sub_group_reduce(Op op, T v, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, 0, where, "sub_group_reduce"))
+}
+template <class Op, detail::shuffle_value T, detail::lane_integer W>
+KI_DEVICE T sub_group_reduce(Op op, T v, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, detail::width_value(width), where, "sub_group_reduce"))
+}
+template <class Op, detail::shuffle_value T>
+KI_DEVICE T sub_group_scan(Op op, T v, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, 0, where, "sub_group_scan"))
+}
+template <class Op, detail::shuffle_value T, detail::lane_integer W>
+KI_DEVICE T sub_group_scan(Op op, T v, W width, source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, detail::width_value(width), where, "sub_group_scan"))
+}
+template <class Op, detail::shuffle_value T>
+KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init,
+                                     source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, 0, where, "sub_group_exclusive_scan"))
+}
+template <class Op, detail::shuffle_value T, detail::lane_integer W>
+KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init, W width,
+                                     source_location where = source_location::current()) {
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, detail::width_value(width), where, "sub_group_exclusive_scan"))
+}
+
+/// Wait until every work-item of the sub-group (with a width: of the caller's segment) has
+/// reached this barrier; their global and local memory writes before it are then visible to
+/// the sub-group (segment). It does not order memory with other sub-groups (segments).
+template <class Tag = void>
+KI_DEVICE void sub_group_barrier(source_location where = source_location::current()) {
+#if KI_GPU_PASS
+  KI_DETAIL_GPU_ONLY_LATER(Tag);
+#else
+  detail::sub_group_sync(0, where);
+#endif
+}
+template <detail::lane_integer W>
+KI_DEVICE void sub_group_barrier(W width, source_location where = source_location::current()) {
+#if KI_GPU_PASS
+  KI_DETAIL_GPU_ONLY_LATER(W);
+#else
+  detail::sub_group_sync(detail::width_value(width), where);
+#endif
+}
+
+#undef KI_DETAIL_SUB_GROUP_BODY
+#undef KI_DETAIL_GPU_ONLY_LATER
 
 }  // namespace ki

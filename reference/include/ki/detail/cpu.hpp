@@ -11,16 +11,46 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
 
 namespace ki::detail::cpu {
 
+/// The sub-group communication functions, as the executor sees them.
+enum class collective_kind : std::uint8_t {
+  shfl, shfl_down, shfl_up, shfl_xor,
+  any, all, ballot,
+  reduce, scan, exclusive_scan,
+  sub_group_barrier,
+};
+
+/// One work-item's part in a sub-group communication function. It lives on the caller's stack
+/// while the caller waits; the executor reads `value` and writes `result` of every participant.
+struct collective {
+  collective_kind kind;
+  source_location where;
+  std::int64_t width = 0;        ///< 0: no width given (the whole sub-group)
+  std::int64_t arg = 0;          ///< lane (shfl), offset (shfl_down/up) or mask (shfl_xor)
+  bool arg_huge = false;         ///< arg was an unsigned value beyond int64 (its bits are in arg)
+  std::size_t size = 0;          ///< sizeof the value type
+  const void* value = nullptr;   ///< the caller's value (bool for votes)
+  void* result = nullptr;        ///< T, bool (any/all) or std::uint64_t (ballot)
+  /// reduce/scans: out = op(a, b) on values of `size` bytes; `op` is the caller's operator.
+  void (*combine)(const void* op, const void* a, const void* b, void* out) = nullptr;
+  const void* op = nullptr;
+  const void* init = nullptr;    ///< exclusive_scan
+  const char* type_name = "";    ///< for messages
+};
+
 /// What a CPU backend implements for the operations that involve other work-items or group
 /// resources. Called only from inside a work-item.
 class executor {
  public:
+  /// A sub-group communication function: returns once it has been performed for the caller's
+  /// sub-group (or segment), with the caller's result written.
+  virtual void collective(collective& c) = 0;
   /// barrier(): returns once every work-item of the group has reached this barrier.
   virtual void barrier(const source_location& where) = 0;
   /// localmemory: the group's allocation for the call site `key` (same key, same memory).
@@ -38,6 +68,7 @@ struct group_state {
   xyz<std::int64_t> num_groups{1, 1, 1};
   std::int64_t items = 1;            ///< work-items in the group (product of local_size)
   std::int64_t sub_group_width = 1;  ///< the device's sub-group width
+  std::int64_t num_sub_groups = 1;
   executor* exec = nullptr;
 };
 
@@ -45,6 +76,9 @@ struct group_state {
 struct item_state {
   xyz<std::int64_t> local_id{};
   std::int64_t local_linear = 0;  ///< x fastest
+  std::int64_t sub_group_id = 0;
+  std::int64_t sub_group_lane = 0;
+  std::int64_t sub_group_size = 1;  ///< work-items in this item's sub-group
   const group_state* group = nullptr;
 };
 

@@ -10,7 +10,10 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <ki/backend.hpp>
@@ -18,29 +21,61 @@
 
 namespace ki::reference {
 
-/// What the emulated device looks like. The defaults resemble a CUDA GPU.
+/// Where the linear sub-group layout is not promised, which layout the oracle uses.
+enum class layout : std::uint8_t {
+  linear,       ///< consecutive work-items anyway (what CUDA does)
+  adversarial,  ///< lanes scattered by a seed, several partial sub-groups
+};
+
+/// What the emulated device looks like. The defaults are the `cuda` preset.
 struct profile {
-  std::int64_t sub_group_width = 32;
+  std::int64_t sub_group_width = 32;  ///< 1, 2, 4, ... 64
   std::int64_t max_work_group_size = 1024;
   std::array<std::int64_t, 3> max_work_group_dims{1024, 1024, 64};
   std::array<std::int64_t, 3> max_num_groups{2147483647, 65535, 65535};
   /// Bytes of local memory a work-group may use (all localmemory call sites together).
-  std::size_t max_local_memory = 64 * 1024;
+  std::size_t max_local_memory = 48 * 1024;
+  /// supports_linear_subgroups: the promise of the linear layout for 1-D work-groups and those
+  /// whose x extent is a multiple of the width. false: every work-group gets an adversarial one.
+  bool linear_subgroups = true;
+  /// The layout of work-group shapes that the promise does not cover.
+  ki::reference::layout unpromised_layout = ki::reference::layout::linear;
+  /// supports_independent_subgroups: sub-groups may execute different communication functions.
+  bool independent_subgroups = true;
+  /// supports_partitionable_subgroups: segments of a width may diverge (implies independent).
+  bool partitionable_subgroups = true;
+  bool float64 = true;
+  /// Seeds the adversarial layouts.
+  std::uint64_t layout_seed = 1;
+  /// 0: unspecified values read as the fixed poison word 0xFFBADBAD; otherwise seeded random.
+  std::uint64_t poison_seed = 0;
+  const char* name = "cuda";
+
+  /// A named preset: "cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict".
+  /// Throws std::invalid_argument naming an unknown name.
+  static profile preset(std::string_view name);
+  /// The preset named by KI_REFERENCE_PROFILE, or `cuda` when it is not set.
+  static profile from_environment();
 };
 
 struct backend {
-  profile device{};
+  /// The emulated device (default: KI_REFERENCE_PROFILE, else the cuda preset).
+  profile device = profile::from_environment();
   /// Host threads running work-groups: 0 means KI_REFERENCE_THREADS if set, else all cores.
   /// 1 gives a deterministic run: groups in order, on the calling thread.
   int threads = 0;
   /// Fiber stack size per work-item in bytes: 0 means KI_REFERENCE_STACK_SIZE if set, else
   /// 256 KiB. Each stack has a guard region; overflowing it is reported, not a crash.
   std::size_t stack_size = 0;
+  /// Print the oracle's warnings to stderr at synchronize.
+  bool print_warnings = true;
 };
 
 namespace detail {
 /// One launch, type-erased: the library's executor calls run_item once per work-item, on the
 /// work-item's fiber, with the thread-local work-item state already set.
+void validate(const profile& p);      // std::invalid_argument for impossible profiles
+
 struct launch_desc {
   std::array<std::int64_t, 3> groups;
   std::array<std::int64_t, 3> items;
@@ -54,6 +89,21 @@ void synchronize();                   // rethrows the calling thread's first fai
 void* allocate(std::size_t bytes);    // poisoned
 void free(void* p) noexcept;
 void copy(void* dst, const void* src, std::size_t bytes);
+}  // namespace detail
+
+/// A warning of the oracle: something legal whose result the spec leaves unspecified happened
+/// (e.g. a shuffle read a lane without a work-item). Warnings never stop a kernel.
+struct warning {
+  std::string kind;     ///< e.g. "unspecified-lane-read"
+  std::string where;    ///< file:line of the call
+  std::int64_t count;   ///< how many times, in the launch
+  std::string message;
+};
+/// Takes the calling thread's warnings so far (ki::synchronize also prints them to stderr
+/// unless backend::print_warnings is false).
+std::vector<warning> take_warnings();
+
+namespace detail {
 
 template <class F, class... A>
 struct bound_kernel {
@@ -86,6 +136,14 @@ struct ki::backend_traits<ki::reference::backend> {
   static std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return b.device.max_work_group_dims; }
   static std::array<std::int64_t, 3> max_num_groups(const B& b) { return b.device.max_num_groups; }
   static std::int64_t sub_group_size(const B& b) { return b.device.sub_group_width; }
+  static bool supports_subgroups(const B&) { return true; }
+  static bool supports_linear_subgroups(const B& b) { return b.device.linear_subgroups; }
+  static bool supports_independent_subgroups(const B& b) { return b.device.independent_subgroups; }
+  static bool supports_partitionable_subgroups(const B& b) { return b.device.partitionable_subgroups; }
+  static bool supports_float64(const B& b) { return b.device.float64; }
+  /// Any trivially copyable type is moved as bytes (the spec's word-wise fallback).
+  template <class T>
+  static bool supports_shuffle(const B&) { return std::is_trivially_copyable_v<T>; }
 
   static void check_compile_options(const B&, const kwargs& o) {
     if (!o.empty()) reference::detail::unknown_option("compiler option", o.front().name);
@@ -107,6 +165,7 @@ struct ki::backend_traits<ki::reference::backend> {
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
                      const kwargs& o, A... args) {
     if (!o.empty()) reference::detail::unknown_option("launch option", o.front().name);
+    reference::detail::validate(k.backend.device);
     const auto& maxg = k.backend.device.max_num_groups;
     for (int i = 0; i < 3; ++i)
       if (groups[i] > maxg[i])

@@ -1,0 +1,84 @@
+// Device profiles of the reference backend: the presets and their validation.
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include <ki/reference/backend.hpp>
+
+namespace ki::reference {
+
+profile profile::preset(std::string_view name) {
+  profile p;  // cuda: 32 wide, linear, independent, partitionable, float64
+  if (name == "cuda") return p;
+  if (name == "amd-wave64" || name == "amd-wave32") {
+    p.name = name == "amd-wave64" ? "amd-wave64" : "amd-wave32";
+    p.sub_group_width = name == "amd-wave64" ? 64 : 32;
+    p.max_local_memory = 64 * 1024;
+    p.max_num_groups = {2147483647, 65535, 65535};
+    p.partitionable_subgroups = false;  // a wavefront's segments don't diverge independently
+    return p;
+  }
+  if (name == "intel") {
+    p.name = "intel";
+    p.sub_group_width = 16;
+    p.linear_subgroups = false;  // OpenCL/SYCL leave the layout to the implementation
+    p.unpromised_layout = layout::adversarial;
+    p.partitionable_subgroups = false;
+    p.float64 = false;
+    p.max_local_memory = 64 * 1024;
+    return p;
+  }
+  if (name == "apple") {
+    p.name = "apple";
+    p.max_local_memory = 32 * 1024;
+    p.partitionable_subgroups = false;
+    p.float64 = false;
+    return p;
+  }
+  if (name == "strict") {
+    // Everything the spec lets vary, varied against the kernel: no layout promise (scattered
+    // lanes, several partial sub-groups), no independent or partitionable sub-groups, random
+    // poison, small limits, no float64.
+    p.name = "strict";
+    p.sub_group_width = 16;
+    p.max_work_group_size = 256;
+    p.max_work_group_dims = {256, 256, 64};
+    p.max_num_groups = {65535, 65535, 65535};
+    p.max_local_memory = 16 * 1024;
+    p.linear_subgroups = false;
+    p.unpromised_layout = layout::adversarial;
+    p.independent_subgroups = false;
+    p.partitionable_subgroups = false;
+    p.float64 = false;
+    p.poison_seed = 0x5eed;
+    return p;
+  }
+  throw std::invalid_argument("ki::reference: unknown profile '" + std::string(name) +
+                              "' (known: cuda, amd-wave64, amd-wave32, intel, apple, strict)");
+}
+
+profile profile::from_environment() {
+  static const profile p = [] {
+    const char* v = std::getenv("KI_REFERENCE_PROFILE");
+    return (v == nullptr || *v == '\0') ? profile{} : preset(v);
+  }();
+  return p;
+}
+
+namespace detail {
+
+void validate(const profile& p) {
+  const auto w = p.sub_group_width;
+  if (w < 1 || w > 64 || (w & (w - 1)) != 0)
+    throw std::invalid_argument("ki::reference: profile sub_group_width = " + std::to_string(w) +
+                                " must be a power of two between 1 and 64");
+  if (p.partitionable_subgroups && !p.independent_subgroups)
+    throw std::invalid_argument("ki::reference: profile '" + std::string(p.name) +
+                                "': partitionable_subgroups implies independent_subgroups");
+  if (p.max_work_group_size < 1)
+    throw std::invalid_argument("ki::reference: profile max_work_group_size = " +
+                                std::to_string(p.max_work_group_size) + " must be positive");
+}
+
+}  // namespace detail
+}  // namespace ki::reference

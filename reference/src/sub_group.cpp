@@ -1,0 +1,203 @@
+// The sub-group communication functions of the oracle, on byte values, in lane order.
+//
+// Spec, translated to 0-based lanes (kernelinterface-api.txt, shfl ... sub_group_exclusive_scan):
+//   shfl(v, lane)            lane `lane` of the sub-group; none there: unspecified
+//   shfl(v, lane, w)         lane `lane mod w` of the caller's segment
+//   shfl_down(v, d[, w])     lane + d; past the sub-group width (or outside the segment): the
+//                            caller's own value; within it but without a work-item: unspecified
+//   shfl_up(v, d[, w])       lane - d; before lane 0 (or the segment): the caller's own value
+//   shfl_xor(v, m[, w])      position (lane in segment) xor m, m in [0, w)
+//   any/all/ballot           over the work-items of the segment; ballot bit i = i-th lane of it
+//   reduce/scan/excl. scan   left folds in lane order over the segment's work-items
+#include "sub_group.hpp"
+
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "poison.hpp"
+
+namespace ki::reference::detail {
+using ki::detail::cpu::collective;
+using ki::detail::cpu::collective_kind;
+using i64 = std::int64_t;
+
+const char* name_of(collective_kind k) {
+  switch (k) {
+    case collective_kind::shfl: return "shfl";
+    case collective_kind::shfl_down: return "shfl_down";
+    case collective_kind::shfl_up: return "shfl_up";
+    case collective_kind::shfl_xor: return "shfl_xor";
+    case collective_kind::any: return "sub_group_any";
+    case collective_kind::all: return "sub_group_all";
+    case collective_kind::ballot: return "sub_group_ballot";
+    case collective_kind::reduce: return "sub_group_reduce";
+    case collective_kind::scan: return "sub_group_scan";
+    case collective_kind::exclusive_scan: return "sub_group_exclusive_scan";
+    case collective_kind::sub_group_barrier: return "sub_group_barrier";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string arg_text(const collective& c) {
+  return c.arg_huge ? std::to_string(static_cast<std::uint64_t>(c.arg)) : std::to_string(c.arg);
+}
+
+bool uses_offset(collective_kind k) {
+  return k == collective_kind::shfl_down || k == collective_kind::shfl_up || k == collective_kind::shfl_xor;
+}
+
+}  // namespace
+
+void poison_source::fill(void* p, std::size_t bytes) {
+  if (seed == 0) return poison_fill(p, bytes);
+  auto* b = static_cast<unsigned char*>(p);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull) ^ seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    b[i] = static_cast<unsigned char>((z ^ (z >> 27)) >> 24);
+  }
+}
+
+std::string check_arguments(const collective& c, i64 w) {
+  const i64 width = c.width;
+  if (width != 0 && (width < 0 || width > w || (width & (width - 1)) != 0)) {
+    const std::string shown = width == -1 ? "a value beyond int64" : width == -2 ? "0" : std::to_string(width);
+    return std::string(name_of(c.kind)) + ": width = " + shown + " must be a power of two between 1 and the sub-group width " +
+           std::to_string(w);
+  }
+  const i64 seg = segment_width(c, w);
+  if ((c.kind == collective_kind::shfl_down || c.kind == collective_kind::shfl_up) && !c.arg_huge && c.arg < 0)
+    return std::string(name_of(c.kind)) + ": offset = " + arg_text(c) + " must be at least 0";
+  if (c.kind == collective_kind::shfl_xor && (c.arg_huge || c.arg < 0 || c.arg >= seg))
+    return std::string("shfl_xor: mask = ") + arg_text(c) + " must be between 0 and " + std::to_string(seg - 1) +
+           (c.width > 0 ? " (width - 1)" : " (the sub-group width - 1)");
+  return "";
+}
+
+std::string check_agreement(const scope& s) {
+  const collective* first = nullptr;
+  i64 first_lane = 0;
+  for (i64 i = 0; i < s.lanes; ++i) {
+    const collective* c = s.at[static_cast<std::size_t>(i)];
+    if (c == nullptr) continue;
+    if (first == nullptr) {
+      first = c, first_lane = s.begin + i;
+      continue;
+    }
+    const i64 lane = s.begin + i;
+    std::ostringstream os;
+    auto where = [](const collective* x) {
+      const char* f = std::strrchr(x->where.file, '/');
+      return std::string(f ? f + 1 : x->where.file) + ":" + std::to_string(x->where.line);
+    };
+    auto lanes = [&](const std::string& what, const std::string& a, const std::string& b) {
+      os << what << ": lane " << first_lane << " " << a << ", lane " << lane << " " << b;
+      return os.str();
+    };
+    if (c->kind != first->kind || c->where.line != first->where.line || c->where.column != first->where.column ||
+        std::strcmp(c->where.file, first->where.file) != 0)
+      return lanes("the work-items execute different communication functions together",
+                   "is at " + std::string(name_of(first->kind)) + " " + where(first),
+                   "at " + std::string(name_of(c->kind)) + " " + where(c));
+    const std::string at = std::string(name_of(c->kind)) + " at " + where(c);
+    if (c->width != first->width)
+      return lanes(at + ": width differs", "passes " + std::to_string(first->width), "passes " + std::to_string(c->width));
+    if (uses_offset(c->kind) && (c->arg != first->arg || c->arg_huge != first->arg_huge))
+      return lanes(at + (c->kind == collective_kind::shfl_xor ? ": mask differs" : ": offset differs"),
+                   "passes " + arg_text(*first), "passes " + arg_text(*c));
+    if (c->size != first->size || std::strcmp(c->type_name, first->type_name) != 0)
+      return lanes(at + ": value types differ", std::string("passes ") + first->type_name, std::string("passes ") + c->type_name);
+    if (c->combine != first->combine) return lanes(at + ": operator differs", "", "");
+    if (c->init != nullptr && std::memcmp(c->init, first->init, c->size) != 0)
+      return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "", "");
+  }
+  return "";
+}
+
+std::int64_t perform(const scope& s, poison_source& poison) {
+  const i64 W = s.sub_group_width, n = s.sub_group_size;
+  i64 unspecified = 0;
+  auto rec = [&](i64 lane) -> const collective* {
+    return (lane >= s.begin && lane < s.begin + s.lanes) ? s.at[static_cast<std::size_t>(lane - s.begin)] : nullptr;
+  };
+  std::vector<unsigned char> acc, tmp;
+  for (i64 i = 0; i < s.lanes; ++i) {
+    collective* c = s.at[static_cast<std::size_t>(i)];
+    if (c == nullptr) continue;
+    const i64 lane = s.begin + i, w = segment_width(*c, W), seg = lane / w * w;
+    const i64 seg_end = seg + w < n ? seg + w : n;  // work-items of the segment: [seg, seg_end)
+    const std::size_t sz = c->size;
+    auto read = [&](i64 src) {
+      if (src >= 0 && src < n && rec(src) != nullptr) {
+        std::memcpy(c->result, rec(src)->value, sz);
+      } else {
+        poison.fill(c->result, sz);
+        ++unspecified;
+      }
+    };
+    switch (c->kind) {
+      case collective_kind::shfl:
+        if (c->width > 0) read(seg + (c->arg & (w - 1)));  // lane mod width, also for negative lanes
+        else if (c->arg_huge || c->arg < 0 || c->arg >= W) read(-1);
+        else read(c->arg);
+        break;
+      case collective_kind::shfl_down:
+        if (c->arg_huge || c->arg >= seg + w - lane) std::memcpy(c->result, c->value, sz);  // outside: own value
+        else read(lane + c->arg);
+        break;
+      case collective_kind::shfl_up:
+        if (c->arg_huge || c->arg > lane - seg) std::memcpy(c->result, c->value, sz);
+        else read(lane - c->arg);
+        break;
+      case collective_kind::shfl_xor:
+        read(seg + ((lane - seg) ^ c->arg));
+        break;
+      case collective_kind::any:
+      case collective_kind::all: {
+        bool r = c->kind == collective_kind::all;
+        for (i64 l = seg; l < seg_end; ++l) {
+          const bool p = *static_cast<const bool*>(rec(l)->value);
+          r = c->kind == collective_kind::all ? (r && p) : (r || p);
+        }
+        *static_cast<bool*>(c->result) = r;
+        break;
+      }
+      case collective_kind::ballot: {
+        std::uint64_t m = 0;
+        for (i64 l = seg; l < seg_end; ++l)
+          if (*static_cast<const bool*>(rec(l)->value)) m |= std::uint64_t{1} << (l - seg);
+        *static_cast<std::uint64_t*>(c->result) = m;
+        break;
+      }
+      case collective_kind::reduce:
+      case collective_kind::scan:
+      case collective_kind::exclusive_scan: {
+        const i64 last = c->kind == collective_kind::reduce ? seg_end : c->kind == collective_kind::scan ? lane + 1 : lane;
+        acc.resize(sz), tmp.resize(sz);
+        if (c->kind == collective_kind::exclusive_scan) {
+          std::memcpy(acc.data(), c->init, sz);
+          for (i64 l = seg; l < last; ++l) {  // op(init, v_seg ... v_lane-1), left to right
+            c->combine(c->op, acc.data(), rec(l)->value, tmp.data());
+            acc.swap(tmp);
+          }
+        } else {
+          std::memcpy(acc.data(), rec(seg)->value, sz);
+          for (i64 l = seg + 1; l < last; ++l) {
+            c->combine(c->op, acc.data(), rec(l)->value, tmp.data());
+            acc.swap(tmp);
+          }
+        }
+        std::memcpy(c->result, acc.data(), sz);
+        break;
+      }
+      case collective_kind::sub_group_barrier:
+        break;
+    }
+  }
+  return unspecified;
+}
+
+}  // namespace ki::reference::detail
