@@ -20,6 +20,12 @@ inline bool report(const char* name, bool ok, const std::string& detail) {
   return ok;
 }
 
+/// For examples that need a capability the device does not promise.
+inline bool skipped(const char* name, const std::string& why) {
+  std::printf("%-16s skipped: %s\n", name, why.c_str());
+  return true;
+}
+
 template <class Run>
 int main(Run run) {
   try {
