@@ -1,0 +1,545 @@
+// Benchmarks of the reference backend (the oracle).
+//
+//   BM_ki_barrier            one work-group of 256 work-items crossing 1000 barriers, threads = 1:
+//                            ns per work-item per barrier (target: <= 15 ns)
+//   BM_fiber_core_ring       its floor: a ring of 256 fibers of the executor's own fiber core
+//                            (reference/src/fiber.hpp) switching 1000 times around: ns per switch.
+//                            A barrier costs at least one such switch per work-item.
+//   BM_minimal_switch_ring   (x86-64) the same ring on a hand-written 6-register switch: what a
+//                            context switch costs on this machine without Boost.Context
+//   BM_ki_vadd / BM_plain_vadd
+//                            c[i] = a[i] + b[i] on 2^24 floats: ki (all cores, work-group 256)
+//                            against a plain loop over the same arrays on 1 thread and on all
+//                            cores (target: ki >= 0.3x the plain loop)
+//   BM_ki_reduce / BM_plain_reduce
+//                            the threadgroup tree reduction of the Metal document
+//                            (partial_sums!): 256 floats of local memory, a barrier after each
+//                            halving step, one partial sum per group; against a plain loop
+//                            summing the same chunks of 256
+//
+// Every benchmark checks its result once, outside the timed loop, and reports an error instead
+// of a number if the kernel computed something wrong. After the usual table a summary prints the
+// medians over the repetitions (--benchmark_repetitions=3) and the ratios.
+#include <benchmark/benchmark.h>
+
+#include <ki/ki.hpp>
+
+#include "reference/src/fiber.hpp"  // private to ki::reference; linked from it
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using i64 = std::int64_t;
+using ref_backend = ki::reference::backend;
+template <class T>
+using ref_array = ki::array<T, ref_backend>;
+
+constexpr i64 group_size = 256;
+constexpr int barrier_count = 1000;
+constexpr i64 vadd_n = i64{1} << 24;
+
+int all_cores() { return std::max(2, static_cast<int>(std::thread::hardware_concurrency())); }
+
+/// The benchmark loop, also timing body() with steady_clock to set counter = nanoseconds per
+/// unit, `units` units per iteration. (An inverted rate counter would print as seconds.)
+template <class F>
+void timed_loop(benchmark::State& state, const char* counter, double units, F body) {
+  double ns = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  }
+  state.counters[counter] = ns / (static_cast<double>(state.iterations()) * units);
+}
+
+// --- kernels -------------------------------------------------------------------------------
+
+struct barrier_loop {
+  KI_DEVICE void operator()(ki::span<int> passed, int iters) const {
+    int k = 0;
+    for (int i = 0; i < iters; ++i) {
+      ki::barrier();
+      ++k;
+    }
+    passed[ki::get_global_id().x] = k;
+  }
+};
+
+struct vadd {
+  KI_DEVICE void operator()(ki::span<float> c, ki::span<const float> a, ki::span<const float> b) const {
+    const auto i = ki::get_global_id().x;
+    if (i < c.size()) c[i] = a[i] + b[i];
+  }
+};
+
+/// partial_sums! of the Metal document, 0-based; launched with 256 work-items per group.
+struct partial_sums {
+  KI_DEVICE void operator()(ki::span<float> out, ki::span<const float> x) const {
+    const auto tid = ki::get_local_id().x;
+    const auto i = ki::get_global_id().x;
+    auto shared = ki::localmemory<float, 256>([] {});
+    shared[tid] = i < x.size() ? x[i] : 0.0f;
+    ki::barrier();
+    for (auto step = ki::get_local_size().x / 2; step > 0; step /= 2) {
+      if (tid < step) shared[tid] += shared[tid + step];
+      ki::barrier();
+    }
+    if (tid == 0) out[ki::get_group_id().x] = shared[0];
+  }
+};
+
+// --- data ----------------------------------------------------------------------------------
+
+/// Inputs a, b, the vadd output c and the per-group sums of a, for one n (made once per n).
+struct arrays {
+  explicit arrays(i64 n) : n(n) {
+    std::vector<float> ha(static_cast<std::size_t>(n)), hb(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) {
+      ha[static_cast<std::size_t>(i)] = static_cast<float>((i * 7) % 1013) * 0.25f;
+      hb[static_cast<std::size_t>(i)] = static_cast<float>((i * 13) % 509) - 100.0f;
+    }
+    a = ki::to_device(b_, ha);
+    b = ki::to_device(b_, hb);
+    c = ki::allocate<float>(b_, n);
+    sums = ki::allocate<float>(b_, groups());
+  }
+  i64 groups() const { return (n + group_size - 1) / group_size; }
+
+  ref_backend b_{};
+  i64 n;
+  ref_array<float> a, b, c, sums;
+};
+
+arrays& data(i64 n) {
+  static std::map<i64, std::unique_ptr<arrays>> cache;
+  auto& p = cache[n];
+  if (!p) p = std::make_unique<arrays>(n);
+  return *p;
+}
+
+/// Runs f(begin, end) over [0, n) split into `threads` contiguous parts (the first on this thread).
+template <class F>
+void split(int threads, i64 n, F f) {
+  if (threads <= 1) {
+    f(i64{0}, n);
+    return;
+  }
+  std::vector<std::thread> ts;
+  for (int t = 1; t < threads; ++t) ts.emplace_back(f, n * t / threads, n * (t + 1) / threads);
+  f(i64{0}, n / threads);
+  for (auto& t : ts) t.join();
+}
+
+/// The host's reference result for partial_sums: the same tree, in the same order, so a correct
+/// kernel matches it bit for bit.
+std::vector<float> tree_sums(const float* x, i64 n) {
+  std::vector<float> out(static_cast<std::size_t>((n + group_size - 1) / group_size));
+  float s[group_size];
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    for (i64 t = 0; t < group_size; ++t) {
+      const i64 i = static_cast<i64>(g) * group_size + t;
+      s[t] = i < n ? x[i] : 0.0f;
+    }
+    for (i64 step = group_size / 2; step > 0; step /= 2)
+      for (i64 t = 0; t < step; ++t) s[t] += s[t + step];
+    out[g] = s[0];
+  }
+  return out;
+}
+
+// --- 1. barrier cost -----------------------------------------------------------------------
+
+void BM_ki_barrier(benchmark::State& state) {
+  const ref_backend b{.threads = 1};
+  auto passed = ki::allocate<int>(b, group_size);
+  const auto launch = [&] {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = group_size}, barrier_loop{}, passed, barrier_count);
+    ki::synchronize(b);
+  };
+  try {
+    launch();
+    for (int v : ki::to_host(b, passed))
+      if (v != barrier_count) {
+        state.SkipWithError(("a work-item passed " + std::to_string(v) + " barriers, not 1000").c_str());
+        return;
+      }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  timed_loop(state, "ns_per_item_barrier", static_cast<double>(group_size) * barrier_count, launch);
+}
+BENCHMARK(BM_ki_barrier)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// A ring of n fibers of the executor's fiber core: fiber k starts fiber k+1 (a spawn, as the
+/// executor's runner does), then every fiber switches to the next one until `total` switches
+/// have been made; then they end one after another, the last one back to the thread's stack.
+class fiber_ring {
+ public:
+  fiber_ring(int n, i64 total, std::size_t stack_size) : core_(stack_size), n_(n), total_(total) {
+    for (int k = 0; k < n; ++k) args_.push_back({this, k});
+  }
+  /// Returns the number of switches made (total) once every fiber has ended.
+  i64 run() {
+    done_ = 0;
+    ended_ = 0;
+    core_.reset(n_ + 1);
+    core_.spawn(n_, &entry, &args_[0]);
+    return ended_ == n_ ? done_ : -1;
+  }
+
+ private:
+  struct arg {
+    fiber_ring* r;
+    int k;
+  };
+  static int entry(void* p) {
+    const arg a = *static_cast<arg*>(p);
+    fiber_ring& r = *a.r;
+    if (a.k + 1 < r.n_) r.core_.spawn(a.k, &entry, &r.args_[static_cast<std::size_t>(a.k + 1)]);
+    const int next = (a.k + 1) % r.n_;
+    while (r.done_ < r.total_) {
+      ++r.done_;
+      r.core_.switch_to(a.k, next);
+    }
+    return ++r.ended_ == r.n_ ? r.n_ : next;
+  }
+
+  ki::reference::detail::fiber_core core_;
+  int n_;
+  i64 total_;
+  std::vector<arg> args_;
+  i64 done_ = 0;
+  int ended_ = 0;
+};
+
+void BM_fiber_core_ring(benchmark::State& state) {
+  const i64 total = group_size * barrier_count;
+  fiber_ring ring(static_cast<int>(group_size), total, 256 * 1024);  // the executor's default stack size
+  if (ring.run() != total) {
+    state.SkipWithError("the fiber ring did not make every switch");
+    return;
+  }
+  timed_loop(state, "ns_per_switch", static_cast<double>(total), [&] { benchmark::DoNotOptimize(ring.run()); });
+}
+BENCHMARK(BM_fiber_core_ring)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+#if defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__) || defined(__unix__)) && !defined(_WIN32)
+// The smallest correct switch for the System V x86-64 ABI: save the six callee-saved registers
+// on the old stack, swap stack pointers, restore them from the new stack. (MXCSR and the x87
+// control word are not saved: nothing here changes them.) A floor for what a switch can cost.
+extern "C" void ki_bench_swap(void** save_sp, void* to_sp);
+asm(R"(
+  .text
+  .p2align 4
+  .globl ki_bench_swap
+  .type ki_bench_swap, @function
+ki_bench_swap:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size ki_bench_swap, .-ki_bench_swap
+)");
+
+class minimal_ring {
+ public:
+  minimal_ring(int n, i64 total) : n_(n), total_(total), sp_(static_cast<std::size_t>(n)) {
+    for (int k = 0; k < n; ++k) stacks_.push_back(std::make_unique<char[]>(stack_bytes));
+  }
+  i64 run() {
+    // Each fiber starts at entry() the first time it is switched to; fibers still suspended
+    // when the count is reached are simply forgotten (nothing on their stacks needs unwinding).
+    for (int k = 0; k < n_; ++k) {
+      auto top = reinterpret_cast<std::uintptr_t>(stacks_[static_cast<std::size_t>(k)].get() + stack_bytes) & ~std::uintptr_t{15};
+      auto** p = reinterpret_cast<void**>(top);
+      *--p = nullptr;                               // entry's return address (it never returns)
+      *--p = reinterpret_cast<void*>(&entry);       // where ki_bench_swap "returns" to
+      for (int r = 0; r < 6; ++r) *--p = nullptr;   // rbp rbx r12 r13 r14 r15
+      sp_[static_cast<std::size_t>(k)] = p;
+    }
+    done_ = 0;
+    started_ = 0;
+    self = this;
+    ki_bench_swap(&main_sp_, sp_[0]);
+    return done_;
+  }
+
+ private:
+  static constexpr std::size_t stack_bytes = 16 * 1024;
+  static inline minimal_ring* self = nullptr;
+  [[noreturn]] static void entry() {
+    minimal_ring& r = *self;
+    const int k = r.started_++;  // fibers start in ring order
+    const int next = (k + 1) % r.n_;
+    for (;;) {
+      if (r.done_ >= r.total_) ki_bench_swap(&r.sp_[static_cast<std::size_t>(k)], r.main_sp_);
+      ++r.done_;
+      ki_bench_swap(&r.sp_[static_cast<std::size_t>(k)], r.sp_[static_cast<std::size_t>(next)]);
+    }
+  }
+  int n_;
+  i64 total_;
+  std::vector<void*> sp_;
+  std::vector<std::unique_ptr<char[]>> stacks_;
+  void* main_sp_ = nullptr;
+  i64 done_ = 0;
+  int started_ = 0;
+};
+
+void BM_minimal_switch_ring(benchmark::State& state) {
+  const i64 total = group_size * barrier_count;
+  minimal_ring ring(static_cast<int>(group_size), total);
+  if (ring.run() != total) {
+    state.SkipWithError("the minimal ring did not make every switch");
+    return;
+  }
+  timed_loop(state, "ns_per_switch", static_cast<double>(total), [&] { benchmark::DoNotOptimize(ring.run()); });
+}
+BENCHMARK(BM_minimal_switch_ring)->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
+
+// --- 2. barrier-free vector add ------------------------------------------------------------
+
+/// range(1): host threads running work-groups (0: all cores, the default).
+void BM_ki_vadd(benchmark::State& state) {
+  arrays& d = data(state.range(0));
+  const ref_backend b{.threads = static_cast<int>(state.range(1))};
+  const auto launch = [&] {
+    ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
+    ki::synchronize(b);
+  };
+  try {
+    launch();
+    const float *a = d.a.data(), *bb = d.b.data(), *c = d.c.data();
+    for (i64 i = 0; i < d.n; ++i)
+      if (c[i] != a[i] + bb[i]) {
+        state.SkipWithError(("c[" + std::to_string(i) + "] != a[i] + b[i]").c_str());
+        return;
+      }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  for (auto _ : state) launch();
+  state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
+}
+BENCHMARK(BM_ki_vadd)->Args({vadd_n, 0})->Args({vadd_n, 1})->Args({1 << 20, 0})->Args({1 << 20, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The same arrays, a plain loop; range(1) threads.
+void BM_plain_vadd(benchmark::State& state) {
+  arrays& d = data(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  float* c = d.c.data();
+  const float *a = d.a.data(), *b = d.b.data();
+  const auto run = [&] {
+    split(threads, d.n, [=](i64 lo, i64 hi) {
+      for (i64 i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+    });
+    benchmark::DoNotOptimize(c);
+    benchmark::ClobberMemory();
+  };
+  run();
+  for (i64 i = 0; i < d.n; ++i)
+    if (c[i] != a[i] + b[i]) {
+      state.SkipWithError("plain vadd computed a wrong c");
+      return;
+    }
+  for (auto _ : state) run();
+  state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
+}
+BENCHMARK(BM_plain_vadd)
+    ->Args({1 << 20, 1})
+    ->Args({1 << 20, all_cores()})
+    ->Args({vadd_n, 1})
+    ->Args({vadd_n, all_cores()})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// --- 3. tree reduction (Metal's partial_sums!) ---------------------------------------------
+
+/// range(1): host threads running work-groups (0: all cores, the default).
+void BM_ki_reduce(benchmark::State& state) {
+  arrays& d = data(state.range(0));
+  const ref_backend b{.threads = static_cast<int>(state.range(1))};
+  const auto launch = [&] {
+    ki::launch(b, {.numgroups = d.groups(), .workgroupsize = group_size}, partial_sums{}, d.sums, d.a);
+    ki::synchronize(b);
+  };
+  try {
+    launch();
+    const auto expect = tree_sums(d.a.data(), d.n);
+    const float* got = d.sums.data();
+    for (std::size_t g = 0; g < expect.size(); ++g)
+      if (got[g] != expect[g]) {
+        state.SkipWithError(("partial sum of group " + std::to_string(g) + " is wrong").c_str());
+        return;
+      }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  // 9 barriers per work-item: one after the load, one after each of the log2(256) halvings.
+  timed_loop(state, "ns_per_item_barrier", static_cast<double>(d.groups() * group_size * 9), launch);
+  state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
+}
+BENCHMARK(BM_ki_reduce)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({vadd_n, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// A plain loop summing each chunk of 256 in order (what one would write on the host); range(1) threads.
+void BM_plain_reduce(benchmark::State& state) {
+  arrays& d = data(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  std::vector<float> out(static_cast<std::size_t>(d.groups()));
+  const float* x = d.a.data();
+  const i64 n = d.n;
+  float* o = out.data();
+  const auto run = [&] {
+    split(threads, d.groups(), [=](i64 g0, i64 g1) {
+      for (i64 g = g0; g < g1; ++g) {
+        float s = 0.0f;
+        const i64 end = std::min(n, (g + 1) * group_size);
+        for (i64 i = g * group_size; i < end; ++i) s += x[i];
+        o[g] = s;
+      }
+    });
+    benchmark::DoNotOptimize(o);
+    benchmark::ClobberMemory();
+  };
+  run();
+  // The inputs are multiples of 1/4 below 256, so every chunk sum is exact in any order.
+  const auto expect = tree_sums(x, n);
+  for (std::size_t g = 0; g < expect.size(); ++g)
+    if (out[g] != expect[g]) {
+      state.SkipWithError("plain reduction computed a wrong sum");
+      return;
+    }
+  for (auto _ : state) run();
+  state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
+}
+BENCHMARK(BM_plain_reduce)
+    ->Args({i64{1} << 20, 1})
+    ->Args({i64{1} << 20, all_cores()})
+    ->Args({vadd_n, 1})
+    ->Args({vadd_n, all_cores()})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// --- summary -------------------------------------------------------------------------------
+
+/// The console table, then the medians over repetitions and the ratios the targets are stated in.
+class summary_reporter : public benchmark::ConsoleReporter {
+ public:
+  using benchmark::ConsoleReporter::ConsoleReporter;
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    benchmark::ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
+      std::string key = r.run_name.function_name;
+      if (!r.run_name.args.empty()) key += "/" + r.run_name.args;
+      for (const auto& [name, c] : r.counters) samples_[key][name].push_back(c.value);
+    }
+  }
+
+  void Finalize() override {
+    benchmark::ConsoleReporter::Finalize();
+    auto& os = GetOutputStream();
+    char line[256];
+    const auto out = [&](const char* fmt, auto... v) {
+      std::snprintf(line, sizeof line, fmt, v...);
+      os << line;
+    };
+    os << "\nSummary (medians over repetitions; ratios of medians)\n";
+    const std::string N = std::to_string(vadd_n), cores = std::to_string(all_cores());
+
+    const auto bar = median("BM_ki_barrier", "ns_per_item_barrier");
+    const auto ring = median("BM_fiber_core_ring", "ns_per_switch");
+    const auto minimal = median("BM_minimal_switch_ring", "ns_per_switch");
+    if (bar) out("  barrier (256 items x 1000 barriers, threads=1): %7.2f ns per item per barrier (target <= 15)\n", *bar);
+    if (ring) out("  fiber_core ring switch (256 fibers):             %7.2f ns per switch\n", *ring);
+    if (minimal) out("  hand-written minimal switch ring (no Boost):     %7.2f ns per switch\n", *minimal);
+    if (bar && ring) out("  barrier / fiber_core switch:                     %7.2fx\n", *bar / *ring);
+    if (bar && minimal) out("  barrier / minimal switch:                        %7.2fx\n", *bar / *minimal);
+
+    const auto gbs = [&](const std::string& key) {
+      auto v = median(key, "bytes_per_second");
+      if (v) *v /= 1e9;
+      return v;
+    };
+    // ki on all cores and on 1 thread, each against the plain loop on 1 thread and on all cores.
+    const auto compare = [&](const std::string& what, const std::string& ki_key, const std::string& plain_key,
+                             const char* note) {
+      const auto p1 = gbs(plain_key + "/1"), pn = gbs(plain_key + "/" + cores);
+      if (p1) out("  %s plain loop, 1 thread:   %8.3f GB/s\n", what.c_str(), *p1);
+      if (pn) out("  %s plain loop, %s threads:  %8.3f GB/s\n", what.c_str(), cores.c_str(), *pn);
+      for (const char* t : {"0", "1"}) {
+        const auto k = gbs(ki_key + "/" + t);
+        if (!k) continue;
+        out("  %s ki, %-13s    %8.3f GB/s", what.c_str(), *t == '0' ? "all cores:" : "1 thread:", *k);
+        if (p1) out("   ki/plain(1 thread) %.3fx", *k / *p1);
+        if (pn) out("   ki/plain(%s threads) %.3fx", cores.c_str(), *k / *pn);
+        os << note << "\n";
+        if (const auto nb = median(ki_key + "/" + t, "ns_per_item_barrier"))
+          out("  %s ki, %-13s    %8.2f ns of wall time per item per barrier\n", what.c_str(),
+              *t == '0' ? "all cores:" : "1 thread:", *nb);
+      }
+    };
+    for (const int lg : {20, 24}) {
+      const std::string n = std::to_string(i64{1} << lg), what = "vadd   2^" + std::to_string(lg);
+      compare(what, "BM_ki_vadd/" + n, "BM_plain_vadd/" + n, lg == 24 ? "   [target >= 0.3x]" : "");
+    }
+    for (const int lg : {20, 24}) {
+      const std::string n = std::to_string(i64{1} << lg), what = "reduce 2^" + std::to_string(lg);
+      compare(what, "BM_ki_reduce/" + n, "BM_plain_reduce/" + n, "");
+    }
+  }
+
+ private:
+  std::optional<double> median(const std::string& key, const std::string& counter) const {
+    const auto k = samples_.find(key);
+    if (k == samples_.end()) return std::nullopt;
+    const auto c = k->second.find(counter);
+    if (c == k->second.end() || c->second.empty()) return std::nullopt;
+    std::vector<double> v = c->second;
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  }
+  std::map<std::string, std::map<std::string, std::vector<double>>> samples_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  summary_reporter reporter(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Defaults
+                                                    : benchmark::ConsoleReporter::OO_Tabular);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}
