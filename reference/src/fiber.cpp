@@ -91,7 +91,6 @@ struct stack {
 thread_local fiber_core::fault* tl_fault = nullptr;  // set while run_guarded runs
 thread_local sigjmp_buf* tl_jump = nullptr;
 thread_local const std::vector<stack>* tl_stacks = nullptr;
-thread_local bool tl_altstack = false;
 
 struct sigaction previous_segv, previous_bus;
 
@@ -118,25 +117,38 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
   }
 }
 
+bool handler_is_ours(int sig) {
+  struct sigaction cur {};
+  ::sigaction(sig, nullptr, &cur);
+  return (cur.sa_flags & SA_SIGINFO) != 0 && cur.sa_sigaction == &on_fault;
+}
+
+// Checked before every guarded run, not once: test frameworks (Catch2 around each test case)
+// and crash reporters install their own SIGSEGV handler and later restore the one they found,
+// which would silently turn a reported stack overflow into a crash. The same goes for the
+// alternate signal stack, which they may disable again when they are done.
 void install_handlers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  if (!handler_is_ours(SIGSEGV) || !handler_is_ours(SIGBUS)) {
+    static std::mutex m;
+    std::lock_guard lock(m);
     struct sigaction sa {};
     sa.sa_sigaction = &on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGSEGV, &sa, &previous_segv);
-    ::sigaction(SIGBUS, &sa, &previous_bus);
-  });
+    // Whatever was installed meanwhile becomes the handler we defer to for faults not ours.
+    if (!handler_is_ours(SIGSEGV)) ::sigaction(SIGSEGV, &sa, &previous_segv);
+    if (!handler_is_ours(SIGBUS)) ::sigaction(SIGBUS, &sa, &previous_bus);
+  }
   // A stack overflow cannot run its handler on the overflowed stack.
-  if (!tl_altstack) {
+  stack_t cur{};
+  ::sigaltstack(nullptr, &cur);
+  if ((cur.ss_flags & SS_DISABLE) != 0) {
     static constexpr std::size_t alt_size = 64 * 1024;
     thread_local std::unique_ptr<char[]> alt(new char[alt_size]);
     stack_t ss{};
     ss.ss_sp = alt.get();
     ss.ss_size = alt_size;
     ::sigaltstack(&ss, nullptr);
-    tl_altstack = true;
   }
 }
 
@@ -237,6 +249,7 @@ fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
   fault& result = impl_->last_fault;
   result = {};
   sigjmp_buf jump;
+  install_handlers();
   tl_fault = &result;
   tl_stacks = &impl_->stacks;
   tl_jump = &jump;
