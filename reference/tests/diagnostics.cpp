@@ -1,0 +1,454 @@
+// The oracle's duty to report misuse precisely (DESIGN.md, "Errors are precise"): every failure
+// of a launch surfaces at ki::synchronize as a ki::kernel_error naming the work-group, the
+// work-item and, where there is one, the source line; the backend stays usable afterwards.
+//
+// Line numbers are checked against __LINE__: each kernel below records the line of its
+// barrier or localmemory call in a `static constexpr unsigned line...` a fixed number of lines
+// above it (the distance is stated next to each).
+#include <cctype>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <ki/ki.hpp>
+
+namespace {
+
+// The cuda preset, whatever KI_REFERENCE_PROFILE says: these tests check exact messages,
+// limits and the fixed poison word of that profile.
+const ki::reference::profile cuda = ki::reference::profile::preset("cuda");
+
+using i64 = std::int64_t;
+using xyz = ki::xyz<i64>;
+using kind = ki::kernel_error::kind;
+using Catch::Matchers::ContainsSubstring;
+
+/// The kernel_error that synchronize throws now.
+std::optional<ki::kernel_error> sync_error(const ki::reference::backend& b) {
+  try {
+    ki::synchronize(b);
+  } catch (const ki::kernel_error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+/// "diagnostics.cpp:<line>" as the oracle prints it (file name without directories; a column
+/// may follow on compilers that provide one).
+std::string loc(unsigned line) { return "diagnostics.cpp:" + std::to_string(line); }
+
+/// Whether s contains `prefix + loc(line)` not followed by another digit (42 is not 421).
+bool names(const std::string& s, const std::string& prefix, unsigned line) {
+  const std::string needle = prefix + loc(line);
+  for (auto p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) {
+    const auto end = p + needle.size();
+    if (end == s.size() || !std::isdigit(static_cast<unsigned char>(s[end]))) return true;
+  }
+  return false;
+}
+
+/// where() is "file:line" or "file:line:column".
+bool where_is(const ki::kernel_error& e, unsigned line) {
+  return e.where() == loc(line) || e.where().rfind(loc(line) + ":", 0) == 0;
+}
+
+// --- kernels ------------------------------------------------------------------------------
+
+/// Reads its right neighbour through local memory; a healthy kernel to run after failures.
+struct healthy {
+  void operator()(ki::span<i64> out) const {
+    auto buf = ki::localmemory<i64, 1024>([] {});
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, g = ki::get_group_id().x;
+    buf[l] = 100 * g + l;
+    ki::barrier();
+    out[g * n + l] = buf[(l + 1) % n];
+  }
+};
+
+/// Runs `healthy` on b and checks its results: the backend still works.
+void check_usable(const ki::reference::backend& b) {
+  const i64 groups = 3, n = 64;
+  auto out = ki::zeros<i64>(b, groups * n);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, healthy{}, out);
+  ki::synchronize(b);
+  const auto h = ki::to_host(b, out);
+  std::size_t bad = 0;
+  for (i64 i = 0; i < groups * n; ++i)
+    if (h[static_cast<std::size_t>(i)] != 100 * (i / n) + (i % n + 1) % n) ++bad;
+  CHECK(bad == 0);
+}
+
+/// The work-item at (group, local) throws; optionally after passing a barrier.
+struct throw_at {
+  static constexpr unsigned line = __LINE__ + 4;  // the barrier below
+  xyz group, local;
+  bool after_barrier;
+  void operator()(ki::span<i64> out) const {
+    if (after_barrier) ki::barrier();
+    const auto g = ki::get_group_id(), l = ki::get_local_id();
+    out[ki::get_global_id().x] = 1;
+    if (g == group && l == local) throw std::runtime_error("boom from the kernel");
+  }
+};
+
+struct throw_int {
+  void operator()() const {
+    if (ki::get_local_id().x == 2) throw 42;
+  }
+};
+
+/// a[global id + offset]: out of bounds for the last `offset` work-items.
+struct shifted_write {
+  void operator()(ki::span<i64> a, i64 offset) const { a[ki::get_global_id().x + offset] = 7; }
+};
+
+/// One work-item reads (x, y + 1) of a 2-D span.
+struct oob_2d {
+  void operator()(ki::span<i64> a) const {
+    const auto l = ki::get_local_id();
+    if (l.x == 2 && l.y == 2) a(l.x, l.y + 1) = 1;
+  }
+};
+
+/// Work-item 5 indexes local memory one past its end.
+struct oob_local {
+  void operator()() const {
+    auto buf = ki::localmemory<int, 16>([] {});
+    const i64 l = ki::get_local_id().x;
+    buf[l == 5 ? 16 : l] = 1;
+  }
+};
+
+/// Deep recursion that the compiler cannot turn into a loop (each frame's buffer escapes).
+[[gnu::noinline]] int recurse(int n, volatile char* prev) {
+  volatile char buf[512];
+  buf[0] = static_cast<char>(prev != nullptr ? prev[0] + 1 : 0);
+  if (n == 0) return buf[0];
+  return recurse(n - 1, buf) + buf[1];
+}
+
+/// Work-item `local` of group `group` recurses far beyond any fiber stack.
+struct overflow_at {
+  static constexpr unsigned line = __LINE__ + 4;  // the barrier below
+  i64 group, local;
+  bool after_barrier;
+  void operator()(ki::span<int> out) const {
+    if (after_barrier) ki::barrier();
+    if (ki::get_group_id().x == group && ki::get_local_id().x == local) out[0] = recurse(10'000'000, nullptr);
+  }
+};
+
+/// In group `group`, items 0-2 wait at a barrier while the others exit.
+struct partial_barrier {
+  static constexpr unsigned line = __LINE__ + 3;  // the barrier below
+  i64 group;
+  void operator()() const {
+    if (ki::get_group_id().x == group && ki::get_local_id().x < 3) ki::barrier();
+  }
+};
+
+/// Items 0-3 and 4-7 wait at different barriers.
+struct two_barriers {
+  static constexpr unsigned line_a = __LINE__ + 3, line_b = __LINE__ + 5;
+  void operator()() const {
+    if (ki::get_local_id().x < 4) {
+      ki::barrier();
+    } else {
+      ki::barrier();
+    }
+  }
+};
+
+/// Items 0-1 at barrier A, 2-4 at barrier B, 5-7 exit.
+struct three_ways {
+  static constexpr unsigned line_a = __LINE__ + 4, line_b = __LINE__ + 6;
+  void operator()() const {
+    const i64 l = ki::get_local_id().x;
+    if (l < 2) {
+      ki::barrier();
+    } else if (l < 5) {
+      ki::barrier();
+    }
+  }
+};
+
+/// The same barrier in a loop whose trip count differs: item 0 comes back a second time.
+struct uneven_loop {
+  static constexpr unsigned line = __LINE__ + 4;  // the barrier below
+  void operator()() const {
+    const i64 trips = ki::get_local_id().x == 0 ? 2 : 1;
+    for (i64 k = 0; k < trips; ++k) {
+      ki::barrier();
+    }
+  }
+};
+
+/// In a 4 x 2 group, the row y = 1 waits at a barrier and the row y = 0 exits.
+struct row_waits {
+  static constexpr unsigned line = __LINE__ + 2;  // the barrier below
+  void operator()() const {
+    if (ki::get_local_id().y == 1) ki::barrier();
+  }
+};
+
+/// Local memory of `Bytes` at one call site (plus `Second` bytes at another).
+template <std::size_t Bytes, std::size_t Second = 0>
+struct local_user {
+  static constexpr unsigned line_first = __LINE__ + 2, line_second = __LINE__ + 4;
+  void operator()(ki::span<int> out) const {
+    auto a = ki::localmemory<unsigned char, Bytes>([] {});
+    if constexpr (Second > 0) {
+      auto b = ki::localmemory<unsigned char, Second>([] {});
+      b[0] = 1;
+    }
+    a[0] = 1;
+    out[ki::get_global_id().x] = 1;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an exception thrown in a kernel surfaces at synchronize with its coordinates", "[diagnostics]") {
+  for (int threads : {0, 1}) {
+    const ki::reference::backend b{.device = cuda, .threads = threads};
+    INFO("threads = " << threads);
+    auto out = ki::zeros<i64>(b, 6 * 12);
+    ki::launch(b, {.numgroups = {3, 2}, .workgroupsize = {4, 3}}, throw_at{{2, 1, 0}, {3, 2, 0}, false}, out);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::exception);
+    CHECK(e->group() == xyz{2, 1, 0});
+    CHECK(e->local() == xyz{3, 2, 0});
+    CHECK(e->where().empty());
+    const std::string what = e->what();
+    CHECK_THAT(what, ContainsSubstring("boom from the kernel"));
+    CHECK_THAT(what, ContainsSubstring("work-item (3, 2, 0)"));
+    CHECK_THAT(what, ContainsSubstring("work-group (2, 1, 0)"));
+    check_usable(b);
+  }
+}
+
+TEST_CASE("an exception after a barrier names the barrier it passed", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  auto out = ki::zeros<i64>(b, 4 * 8);
+  ki::launch(b, {.numgroups = 4, .workgroupsize = 8}, throw_at{{1, 0, 0}, {6, 0, 0}, true}, out);
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::exception);
+  CHECK(e->group() == xyz{1, 0, 0});
+  CHECK(e->local() == xyz{6, 0, 0});
+  CHECK(where_is(*e, throw_at::line));
+  CHECK(names(e->what(), "after barrier ", throw_at::line));
+  check_usable(b);
+}
+
+TEST_CASE("an exception that is not a std::exception is reported too", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  ki::launch(b, {.numgroups = 2, .workgroupsize = 4}, throw_int{});
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::exception);
+  CHECK(e->local() == xyz{2, 0, 0});
+  CHECK_THAT(std::string(e->what()), ContainsSubstring("not a std::exception"));
+  check_usable(b);
+}
+
+TEST_CASE("ki::span out of bounds reports the index, the size and the work-item", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  SECTION("linear index") {
+    // 1000 work-items in groups of 250 write a[gid + 1]: only gid 999 (group 3, item 249) is out.
+    auto a = ki::zeros<i64>(b, 1000);
+    ki::launch(b, {.workgroupsize = 250, .ndrange = 1000}, shifted_write{}, a, i64{1});
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::exception);
+    CHECK(e->group() == xyz{3, 0, 0});
+    CHECK(e->local() == xyz{249, 0, 0});
+    const std::string what = e->what();
+    CHECK_THAT(what, ContainsSubstring("index 1000 is out of bounds for a ki::span of 1000 elements"));
+    CHECK_THAT(what, ContainsSubstring("work-item (249, 0, 0)"));
+    CHECK_THAT(what, ContainsSubstring("work-group (3, 0, 0)"));
+  }
+  SECTION("cartesian index") {
+    auto a = ki::zeros<i64>(b, {4, 3});
+    ki::launch(b, {.numgroups = {1, 2}, .workgroupsize = {4, 3}}, oob_2d{}, a);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::exception);
+    CHECK(e->local() == xyz{2, 2, 0});
+    CHECK_THAT(std::string(e->what()),
+               ContainsSubstring("index (2, 3, 0) is out of bounds for a ki::span of extents (4, 3, 1)"));
+  }
+  SECTION("local memory") {
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, oob_local{});
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::exception);
+    CHECK(e->local() == xyz{5, 0, 0});
+    CHECK_THAT(std::string(e->what()), ContainsSubstring("index 16 is out of bounds for local memory of 16 elements"));
+  }
+  check_usable(b);
+}
+
+TEST_CASE("a fiber stack overflow is reported with the work-item, and the backend stays usable", "[diagnostics]") {
+  for (int threads : {1, 0}) {
+    for (bool after_barrier : {false, true}) {
+      const ki::reference::backend b{.device = cuda, .threads = threads, .stack_size = 64 * 1024};
+      INFO("threads = " << threads << ", after a barrier: " << after_barrier);
+      auto out = ki::zeros<int>(b, 1);
+      ki::launch(b, {.numgroups = 3, .workgroupsize = 16}, overflow_at{1, 5, after_barrier}, out);
+      const auto e = sync_error(b);
+      REQUIRE(e);
+      CHECK(e->error_kind() == kind::stack_overflow);
+      CHECK(e->group() == xyz{1, 0, 0});
+      CHECK(e->local() == xyz{5, 0, 0});
+      const std::string what = e->what();
+      CHECK_THAT(what, ContainsSubstring("stack_size = 65536"));
+      CHECK_THAT(what, ContainsSubstring("work-item (5, 0, 0)"));
+      CHECK_THAT(what, ContainsSubstring("work-group (1, 0, 0)"));
+      if (after_barrier) CHECK(where_is(*e, overflow_at::line));
+      check_usable(b);
+      check_usable(ki::reference::backend{.device = cuda});
+    }
+  }
+}
+
+TEST_CASE("items that exit while others wait at a barrier: cannot_finish", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda, .threads = 1};
+  ki::launch(b, {.numgroups = 3, .workgroupsize = 8}, partial_barrier{2});
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::cannot_finish);
+  CHECK(e->group() == xyz{2, 0, 0});
+  CHECK(e->local() == xyz{0, 0, 0});  // the first waiting item
+  CHECK(where_is(*e, partial_barrier::line));
+  const std::string what = e->what();
+  CHECK(names(what, "items 0-2 wait at barrier ", partial_barrier::line));
+  CHECK_THAT(what, ContainsSubstring("items 3-7 exited"));
+  CHECK_THAT(what, ContainsSubstring("work-group (2, 0, 0)"));
+  check_usable(b);
+}
+
+TEST_CASE("a barrier reached a different number of times: cannot_finish", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, uneven_loop{});
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::cannot_finish);
+  const std::string what = e->what();
+  CHECK(names(what, "items 0 wait at barrier ", uneven_loop::line));
+  CHECK_THAT(what, ContainsSubstring("items 1-7 exited"));
+  check_usable(b);
+}
+
+TEST_CASE("item ranges are linear local ids, x fastest", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  ki::launch(b, {.numgroups = 1, .workgroupsize = {4, 2}}, row_waits{});
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::cannot_finish);
+  CHECK(e->local() == xyz{0, 1, 0});
+  const std::string what = e->what();
+  CHECK(names(what, "items 4-7 wait at barrier ", row_waits::line));
+  CHECK_THAT(what, ContainsSubstring("items 0-3 exited"));
+  check_usable(b);
+}
+
+TEST_CASE("items at different barriers: barrier_mismatch names both lines", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  SECTION("two barriers") {
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, two_barriers{});
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::barrier_mismatch);
+    CHECK(e->local() == xyz{0, 0, 0});
+    const std::string what = e->what();
+    CHECK(names(what, "items 0-3 wait at barrier ", two_barriers::line_a));
+    CHECK(names(what, "items 4-7 wait at barrier ", two_barriers::line_b));
+    CHECK_THAT(what, !ContainsSubstring("exited"));
+  }
+  SECTION("two barriers and exited items") {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, three_ways{});
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::barrier_mismatch);
+    const std::string what = e->what();
+    CHECK(names(what, "items 0-1 wait at barrier ", three_ways::line_a));
+    CHECK(names(what, "items 2-4 wait at barrier ", three_ways::line_b));
+    CHECK_THAT(what, ContainsSubstring("items 5-7 exited"));
+  }
+  check_usable(b);
+}
+
+TEST_CASE("local memory beyond the profile's max_local_memory is a resource error", "[diagnostics]") {
+  ki::reference::backend b{.device = cuda};
+  b.device.max_local_memory = 1024;
+  auto out = ki::zeros<int>(b, 8);
+  SECTION("one call site too large") {
+    using k = local_user<2048>;
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 4}, k{}, out);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::resource);
+    CHECK(e->group() == xyz{0, 0, 0});
+    const std::string what = e->what();
+    CHECK(names(what, "localmemory at ", k::line_first));
+    CHECK_THAT(what, ContainsSubstring("2048"));
+    CHECK_THAT(what, ContainsSubstring("max_local_memory = 1024"));
+  }
+  SECTION("two call sites together too large") {
+    using k = local_user<600, 600>;
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 4}, k{}, out);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::resource);
+    const std::string what = e->what();
+    CHECK(names(what, "localmemory at ", k::line_second));
+    CHECK_THAT(what, ContainsSubstring("already uses 600"));
+  }
+  SECTION("exactly the limit is fine") {
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 4}, local_user<512, 512>{}, out);
+    ki::synchronize(b);
+    CHECK(ki::to_host(b, out) == std::vector<int>(8, 1));
+  }
+  check_usable(ki::reference::backend{.device = cuda});
+}
+
+TEST_CASE("an error is reported once; with several failed launches, the first", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  auto out = ki::zeros<i64>(b, 64);
+  ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, throw_at{{0, 0, 0}, {1, 0, 0}, false}, out);
+  ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, throw_at{{1, 0, 0}, {4, 0, 0}, false}, out);
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->group() == xyz{0, 0, 0});
+  CHECK(e->local() == xyz{1, 0, 0});
+  CHECK_NOTHROW(ki::synchronize(b));
+  CHECK_NOTHROW(ki::synchronize(b));
+  check_usable(b);
+}
+
+TEST_CASE("with threads = 1 the error reported is that of the first failing group in order", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda, .threads = 1};
+  auto out = ki::zeros<i64>(b, 4 * 5 * 3 * 2);
+  // Groups (x, y, z) with y >= 2 or z >= 1 fail; in linear order (x fastest) the first is (0, 2, 0).
+  struct fail_some {
+    void operator()(ki::span<i64>) const {
+      const auto g = ki::get_group_id();
+      if ((g.y >= 2 || g.z >= 1) && ki::get_local_id().x == 1) throw std::runtime_error("failing group");
+    }
+  };
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    ki::launch(b, {.numgroups = {4, 5, 3}, .workgroupsize = 2}, fail_some{}, out);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->group() == xyz{0, 2, 0});
+    CHECK(e->local() == xyz{1, 0, 0});
+  }
+  check_usable(b);
+}

@@ -1,0 +1,179 @@
+// Spec: get_sub_group_size, get_max_sub_group_size, get_num_sub_groups, get_sub_group_id,
+// get_sub_group_local_id, and sub_group_size(backend), for the linear layout of
+// supports_linear_subgroups: "for a 1-D work-group or one whose x extent is a multiple of the
+// sub-group width W: the work-item with the linear local index lin (x fastest) is in sub-group
+// fld(lin - 1, W) + 1, at lane mod(lin - 1, W) + 1, the sub-group ids are 1:cld(n, W) ... and
+// only the last sub-group can be partial" (0-based in ki: lin / W and lin % W).
+// Other shapes are checked only against what the spec promises for every layout.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+
+namespace ki_spec_sub_group_queries {
+
+constexpr int record = 5;
+
+/// Every work-item stores size, max size, count, id, lane (as int64 and as uint8) at
+/// (group linear id * n + linear local id).
+struct record_sub_groups {
+  KI_DEVICE void operator()(ki::span<std::int64_t> out, ki::span<std::uint8_t> out8) const {
+    static_assert(std::is_same_v<decltype(ki::get_sub_group_size()), std::int64_t>);
+    const auto l = ki::get_local_id(), ls = ki::get_local_size();
+    const auto g = ki::get_group_id(), ng = ki::get_num_groups();
+    const std::int64_t n = ls.x * ls.y * ls.z;
+    const std::int64_t lin = l.x + ls.x * (l.y + ls.y * l.z);
+    const std::int64_t at = record * ((g.x + ng.x * (g.y + ng.y * g.z)) * n + lin);
+    out[at + 0] = ki::get_sub_group_size();
+    out[at + 1] = ki::get_max_sub_group_size();
+    out[at + 2] = ki::get_num_sub_groups();
+    out[at + 3] = ki::get_sub_group_id();
+    out[at + 4] = ki::get_sub_group_local_id();
+    out8[at + 0] = ki::get_sub_group_size<std::uint8_t>();
+    out8[at + 1] = ki::get_max_sub_group_size<std::uint8_t>();
+    out8[at + 2] = ki::get_num_sub_groups<std::uint8_t>();
+    out8[at + 3] = ki::get_sub_group_id<std::uint8_t>();
+    out8[at + 4] = ki::get_sub_group_local_id<std::uint8_t>();
+  }
+};
+
+struct results {
+  std::vector<std::int64_t> v;
+  std::vector<std::uint8_t> v8;
+  std::int64_t n;       // work-items per group
+  std::int64_t groups;  // number of groups
+};
+
+template <class B>
+results run(const B& b, const std::array<std::int64_t, 3>& shape, int rank, std::int64_t groups) {
+  const std::int64_t n = shape[0] * shape[1] * shape[2];
+  auto out = ki_test::filled<std::int64_t>(b, groups * n * record, -1);
+  auto out8 = ki_test::filled<std::uint8_t>(b, groups * n * record, 0);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = ki_test::dims_of(shape, rank)}, record_sub_groups{}, out, out8);
+  ki::synchronize(b);
+  return {ki_test::read(b, out), ki_test::read(b, out8), n, groups};
+}
+
+/// The closed form for the linear layout.
+inline std::int64_t linear_expected(std::int64_t n, std::int64_t w, std::int64_t i) {
+  const std::int64_t lin = (i / record) % n, k = i % record;
+  const std::int64_t count = (n + w - 1) / w, id = lin / w;
+  switch (k) {
+    case 0: return id < count - 1 ? w : n - (count - 1) * w;
+    case 1: return w;
+    case 2: return count;
+    case 3: return id;
+    default: return lin % w;
+  }
+}
+
+/// The shapes whose layout the spec fixes (1-D, or x a multiple of W), within the limits.
+inline std::vector<std::pair<std::array<std::int64_t, 3>, int>> linear_shapes(std::int64_t w, std::int64_t max_size,
+                                                                              std::array<std::int64_t, 3> max_dims) {
+  std::vector<std::pair<std::array<std::int64_t, 3>, int>> all;
+  for (std::int64_t n : {std::int64_t(1), std::int64_t(2), w - 1, w, w + 1, 2 * w, 3 * w - 1, 5 * w + 3, max_size - 1,
+                         max_size})
+    if (n >= 1) all.push_back({{n, 1, 1}, 1});
+  all.push_back({{w, 2, 1}, 2});
+  all.push_back({{w, 3, 2}, 3});
+  all.push_back({{2 * w, 3, 1}, 2});
+  all.push_back({{3 * w, 1, 2}, 3});
+  std::vector<std::pair<std::array<std::int64_t, 3>, int>> fit;
+  for (const auto& s : all) {
+    const auto& e = s.first;
+    if (e[0] * e[1] * e[2] <= max_size && e[0] <= max_dims[0] && e[1] <= max_dims[1] && e[2] <= max_dims[2])
+      fit.push_back(s);
+  }
+  return fit;
+}
+
+}  // namespace ki_spec_sub_group_queries
+
+using namespace ki_spec_sub_group_queries;
+
+TEMPLATE_LIST_TEST_CASE("sub_group: get_max_sub_group_size is sub_group_size(backend)", "[sub_group]",
+                        ki_test::backends) {
+  ki_test::make<TestType>();
+  for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
+    const std::int64_t w = ki::sub_group_size(b);
+    INFO("sub_group_size(backend) = " << w);
+    CHECK(w >= 1);
+    const auto r = run(b, {3, 1, 1}, 1, 2);
+    for (std::int64_t i = 0; i < r.groups * r.n; ++i) CHECK(r.v[static_cast<std::size_t>(record * i + 1)] == w);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("sub_group: linear layout for 1-D groups and x extents that are multiples of W",
+                        "[sub_group]", ki_test::backends) {
+  ki_test::make<TestType>();
+  int tested = 0;
+  for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
+    if (!ki::supports_linear_subgroups(b)) continue;  // the layout is not promised there
+    ++tested;
+    const std::int64_t w = ki::sub_group_size(b);
+    for (const auto& [shape, rank] : linear_shapes(w, ki::max_work_group_size(b), ki::max_work_group_dims(b))) {
+      INFO("W = " << w << ", work-group " << ki_test::str(shape));
+      const auto r = run(b, shape, rank, 3);
+      ki_test::check_all(r.v, [&](std::int64_t i) { return linear_expected(r.n, w, i); }, "sub-group queries");
+      ki_test::check_all(
+          r.v8, [&](std::int64_t i) { return static_cast<std::uint8_t>(linear_expected(r.n, w, i)); },
+          "sub-group queries as uint8 (exact modulo 256)");
+      // Only the last sub-group is partial; a 1-D group of at most W items is one sub-group.
+      const std::int64_t count = (r.n + w - 1) / w;
+      if (rank == 1 && r.n <= w) CHECK(count == 1);
+      std::int64_t partial = 0;
+      for (std::int64_t s = 0; s < count; ++s)
+        if (linear_expected(r.n, w, record * s * w) < w) ++partial;
+      CHECK(partial <= 1);
+    }
+  }
+  if (tested == 0) SKIP("supports_linear_subgroups is false for every configuration of this backend");
+}
+
+TEMPLATE_LIST_TEST_CASE("sub_group: guarantees of every layout, for every work-group shape", "[sub_group]",
+                        ki_test::backends) {
+  ki_test::make<TestType>();
+  for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
+    const std::int64_t w = ki::sub_group_size(b), max_size = ki::max_work_group_size(b);
+    const auto max_dims = ki::max_work_group_dims(b);
+    std::vector<std::array<std::int64_t, 3>> shapes = {{3, 5, 1}, {5, 3, 4}, {w + 1, 2, 2}, {w + 3, 7, 1}, {1, 1, 1},
+                                                       {w, 1, 1}, {w + 1, 1, 1}, {2 * w, 3, 1}, {max_size, 1, 1}};
+    if (w > 2) shapes.push_back({w - 1, 3, 1});
+    for (const auto& shape : shapes) {
+      const std::int64_t n = shape[0] * shape[1] * shape[2];
+      if (n > max_size || shape[0] > max_dims[0] || shape[1] > max_dims[1] || shape[2] > max_dims[2]) continue;
+      INFO("W = " << w << ", linear promise " << ki::supports_linear_subgroups(b) << ", work-group "
+                  << ki_test::str(shape));
+      const auto r = run(b, shape, 3, 2);
+      for (std::int64_t g = 0; g < r.groups; ++g) {
+        // Per sub-group id: its size as reported, and the lanes seen.
+        std::map<std::int64_t, std::int64_t> size_of;
+        std::map<std::int64_t, std::set<std::int64_t>> lanes;
+        std::int64_t bad = 0;
+        const std::int64_t count = r.v[static_cast<std::size_t>(record * g * n + 2)];
+        for (std::int64_t lin = 0; lin < n; ++lin) {
+          const auto* q = &r.v[static_cast<std::size_t>(record * (g * n + lin))];
+          const std::int64_t size = q[0], max = q[1], cnt = q[2], id = q[3], lane = q[4];
+          if (max != w || cnt != count || size < 1 || size > w || id < 0 || id >= cnt || lane < 0 || lane >= size) ++bad;
+          if (size_of.count(id) && size_of[id] != size) ++bad;  // all members agree on the size
+          size_of[id] = size;
+          if (!lanes[id].insert(lane).second) ++bad;  // (id, lane) identifies one work-item
+        }
+        CHECK(bad == 0);
+        // "at least cld(prod(get_local_size()), get_max_sub_group_size())", at most one per item.
+        CHECK(count >= (n + w - 1) / w);
+        CHECK(count <= n);
+        // Every sub-group has work-items, and one of size s has exactly the lanes 0..s-1.
+        CHECK(static_cast<std::int64_t>(lanes.size()) == count);
+        for (const auto& [id, ls] : lanes) {
+          CHECK(static_cast<std::int64_t>(ls.size()) == size_of[id]);
+          CHECK(*ls.rbegin() == size_of[id] - 1);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,256 @@
+// Spec: localmemory(T, dims): "Every call site of localmemory in a kernel has its own memory,
+// shared by all work-items of a work-group. It is uninitialized, and lives until the work-group
+// finishes. Executing the same call site again, e.g. in a loop, returns the same memory."
+// In ki the call site is named by a fresh lambda: ki::localmemory<T, dims...>([] {}).
+// (Uninitialised contents are unspecified; the oracle's poisoning is tested in reference/tests.)
+#include <cstdint>
+#include <vector>
+
+#include "backends.hpp"
+
+namespace ki_spec_local_memory {
+
+using i64 = std::int64_t;
+
+KI_DEVICE inline std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+KI_DEVICE inline bool disjoint(const void* a, std::size_t na, const void* b, std::size_t nb) {
+  return addr(a) + na <= addr(b) || addr(b) + nb <= addr(a);
+}
+
+/// Two call sites: two arrays, each shared by the group. Writes (a, b, disjoint) per item.
+struct two_call_sites {
+  KI_DEVICE void operator()(ki::span<i64> out) const {
+    auto a = ki::localmemory<i64, 64>([] {});
+    auto b = ki::localmemory<i64, 64>([] {});
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, gl = ki::get_global_id().x;
+    a[l] = 1000 + l;
+    b[l] = 2000 + l;
+    ki::barrier();
+    out[3 * gl + 0] = a[(l + 1) % n];
+    out[3 * gl + 1] = b[(l + 1) % n];
+    out[3 * gl + 2] = disjoint(a.data(), sizeof(i64) * 64, b.data(), sizeof(i64) * 64) ? 1 : 0;
+  }
+};
+
+/// The same call site executed `iters` times in a loop: the same memory each time, and values
+/// written in one iteration are there in the next. Writes (final neighbour value, same address).
+struct call_site_in_loop {
+  KI_DEVICE void operator()(ki::span<i64> out, int iters) const {
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, gl = ki::get_global_id().x;
+    std::uintptr_t first = 0;
+    bool same = true;
+    i64 last = -1;
+    for (int k = 0; k < iters; ++k) {
+      auto a = ki::localmemory<i64, 128>([] {});
+      if (k == 0) {
+        first = addr(a.data());
+        a[l] = l;
+      } else {
+        same = same && addr(a.data()) == first;
+        a[l] = a[l] + k;
+      }
+      ki::barrier();
+      last = a[(l + 1) % n];  // what the neighbour has after this iteration
+      ki::barrier();
+    }
+    out[2 * gl + 0] = last;
+    out[2 * gl + 1] = same ? 1 : 0;
+  }
+};
+
+/// Each work-group has its own memory: every group writes its id, and checks over several
+/// rounds (with the other groups running meanwhile) that it only ever sees its own values.
+struct per_group {
+  KI_DEVICE void operator()(ki::span<i64> out, int rounds) const {
+    auto a = ki::localmemory<i64, 256>([] {});
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, g = ki::get_group_id().x;
+    i64 bad = 0;
+    for (int r = 0; r < rounds; ++r) {
+      a[l] = g * 1000 + r;
+      ki::barrier();
+      for (i64 j = 0; j < n; ++j)
+        if (a[j] != g * 1000 + r) ++bad;
+      ki::barrier();
+    }
+    out[g * n + l] = bad;
+  }
+};
+
+/// Multi-dimensional local arrays: operator()(i, j[, k]) with x fastest, extents, size.
+/// Run with a work-group of 8 x 4 items.
+struct multi_dim {
+  KI_DEVICE void operator()(ki::span<i64> out) const {
+    auto a = ki::localmemory<int, 8, 4>([] {});
+    auto c = ki::localmemory<int, 4, 3, 2>([] {});
+    const auto l = ki::get_local_id();
+    const i64 x = l.x, y = l.y, lin = x + 8 * y;
+    a(x, y) = static_cast<int>(100 * x + y);
+    if (lin < 24) c(lin % 4, (lin / 4) % 3, lin / 12) = static_cast<int>(7 * lin);
+    ki::barrier();
+    const i64 at = 8 * (ki::get_group_id().x * 32 + lin);
+    out[at + 0] = a((x + 1) % 8, (y + 1) % 4);  // a neighbour's value
+    out[at + 1] = a[x + 8 * y];                 // linear indexing: x fastest
+    out[at + 2] = a.size() * 10000 + a.extent(0) * 100 + a.extent(1) * 10 + a.extent(2);
+    out[at + 3] = c.size() * 10000 + c.extent(0) * 100 + c.extent(1) * 10 + c.extent(2);
+    out[at + 4] = lin < 24 ? c[23 - lin] : -2;  // linear order of the 3-D array
+    out[at + 5] = lin < 24 ? c((23 - lin) % 4, ((23 - lin) / 4) % 3, (23 - lin) / 12) : -2;
+    out[at + 6] = a.as_span()(x, y);  // as_span: same memory, same extents
+    out[at + 7] = a.as_span().size();
+  }
+};
+
+struct alignas(32) wide {
+  std::int64_t v[4];
+};
+struct alignas(64) line {
+  std::int32_t v[16];
+};
+struct three {
+  char c[3];
+};
+
+/// Element types of several sizes and alignments, declared next to each other: each array is
+/// aligned for its type, none overlaps another, and values round-trip between work-items.
+/// Writes 1 per check that holds; run with 64 items.
+struct mixed_types {
+  KI_DEVICE void operator()(ki::span<i64> out) const {
+    auto c = ki::localmemory<char, 3>([] {});
+    auto d = ki::localmemory<float, 5>([] {});
+    auto t = ki::localmemory<three, 5>([] {});
+    auto w = ki::localmemory<wide, 2>([] {});
+    auto s = ki::localmemory<std::int16_t, 7>([] {});
+    auto ln = ki::localmemory<line, 2>([] {});
+    auto u = ki::localmemory<std::uint8_t, 1>([] {});
+    auto q = ki::localmemory<std::uint64_t, 3>([] {});
+    const i64 l = ki::get_local_id().x, gl = ki::get_global_id().x;
+    const void* p[] = {c.data(), d.data(), t.data(), w.data(), s.data(), ln.data(), u.data(), q.data()};
+    const std::size_t bytes[] = {3, sizeof(float) * 5, sizeof(three) * 5, sizeof(wide) * 2,
+                                 sizeof(std::int16_t) * 7, sizeof(line) * 2, 1, sizeof(std::uint64_t) * 3};
+    const std::size_t align[] = {1, alignof(float), alignof(three), alignof(wide), alignof(std::int16_t),
+                                 alignof(line), 1, alignof(std::uint64_t)};
+    // Each item writes a few elements derived from its id, spread over the arrays.
+    if (l < 3) c[l] = static_cast<char>('a' + l);
+    if (l < 5) d[l] = 0.5f * static_cast<float>(l);
+    if (l < 5) t[l].c[0] = t[l].c[1] = t[l].c[2] = static_cast<char>(l + 1);
+    if (l < 8) w[l / 4].v[l % 4] = -l * 0x100000001;
+    if (l < 7) s[l] = static_cast<std::int16_t>(-300 * l);
+    if (l < 32) ln[l / 16].v[l % 16] = static_cast<std::int32_t>(l * 1000003);
+    if (l == 0) u[0] = 0xA5;
+    if (l < 3) q[l] = 0x0123456789ABCDEFull * static_cast<std::uint64_t>(l + 1);
+    ki::barrier();
+    i64 ok = 0, k = 0;
+    for (int i = 0; i < 8; ++i) {
+      ok += (addr(p[i]) % align[i] == 0) ? 1 : 0;
+      for (int j = i + 1; j < 8; ++j) ok += disjoint(p[i], bytes[i], p[j], bytes[j]) ? 1 : 0;
+    }
+    // Item l checks what item (l + 1) % 64 wrote, where that is in range; k counts the checks.
+    const auto check = [&](bool holds) {
+      ok += holds ? 1 : 0;
+      ++k;
+    };
+    const i64 r = (l + 1) % 64;
+    if (r < 3) check(c[r] == static_cast<char>('a' + r));
+    if (r < 5) check(d[r] == 0.5f * static_cast<float>(r));
+    if (r < 5) check(t[r].c[0] == r + 1 && t[r].c[1] == r + 1 && t[r].c[2] == r + 1);
+    if (r < 8) check(w[r / 4].v[r % 4] == -r * 0x100000001);
+    if (r < 7) check(s[r] == static_cast<std::int16_t>(-300 * r));
+    if (r < 32) check(ln[r / 16].v[r % 16] == static_cast<std::int32_t>(r * 1000003));
+    check(u[0] == 0xA5);
+    if (r < 3) check(q[r] == 0x0123456789ABCDEFull * static_cast<std::uint64_t>(r + 1));
+    out[2 * gl] = ok;
+    out[2 * gl + 1] = k;
+  }
+};
+
+}  // namespace ki_spec_local_memory
+
+using namespace ki_spec_local_memory;
+
+TEMPLATE_LIST_TEST_CASE("local_memory: each call site has its own memory", "[local_memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 64, groups = 3;
+  auto out = ki_test::filled<i64>(b, 3 * n * groups, -1);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, two_call_sites{}, out);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, out),
+      [&](i64 i) {
+        const i64 l = (i / 3) % n, k = i % 3;
+        return k == 0 ? 1000 + (l + 1) % n : k == 1 ? 2000 + (l + 1) % n : 1;
+      },
+      "two call sites");
+}
+
+TEMPLATE_LIST_TEST_CASE("local_memory: the same call site again returns the same memory", "[local_memory]",
+                        ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  for (i64 n : {1, 5, 128}) {
+    INFO("work-group size " << n);
+    const i64 groups = 4;
+    const int iters = 6;
+    auto out = ki_test::filled<i64>(b, 2 * n * groups, -1);
+    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, call_site_in_loop{}, out, iters);
+    ki::synchronize(b);
+    // Item l's element is l + 1 + 2 + ... + (iters - 1) at the end.
+    ki_test::check_all(
+        ki_test::read(b, out),
+        [&](i64 i) { return i % 2 == 1 ? 1 : ((i / 2) % n + 1) % n + i64(iters) * (iters - 1) / 2; },
+        "values survive across iterations");
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("local_memory: each work-group has its own memory", "[local_memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 96, groups = 64;
+  auto out = ki_test::filled<i64>(b, n * groups, -1);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, per_group{}, out, 20);
+  ki::synchronize(b);
+  ki_test::check_all(ki_test::read(b, out), [](i64) { return 0; }, "values from other work-groups seen");
+}
+
+TEMPLATE_LIST_TEST_CASE("local_memory: multi-dimensional arrays", "[local_memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 groups = 2;
+  auto out = ki_test::filled<i64>(b, 8 * 32 * groups, -1);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = {8, 4}}, multi_dim{}, out);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, out),
+      [](i64 i) -> i64 {
+        const i64 lin = (i / 8) % 32, k = i % 8, x = lin % 8, y = lin / 8;
+        switch (k) {
+          case 0: return 100 * ((x + 1) % 8) + (y + 1) % 4;
+          case 1: return 100 * x + y;
+          case 2: return 32 * 10000 + 8 * 100 + 4 * 10 + 1;
+          case 3: return 24 * 10000 + 4 * 100 + 3 * 10 + 2;
+          case 4:
+          case 5: return lin < 24 ? 7 * (23 - lin) : -2;
+          case 6: return 100 * x + y;
+          default: return 32;
+        }
+      },
+      "multi-dimensional local arrays");
+}
+
+TEMPLATE_LIST_TEST_CASE("local_memory: element types of different sizes and alignments", "[local_memory]",
+                        ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 64, groups = 3;
+  auto out = ki_test::filled<i64>(b, 2 * n * groups, -1);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, mixed_types{}, out);
+  ki::synchronize(b);
+  const auto got = ki_test::read(b, out);
+  // 8 alignment checks + 28 disjointness checks + one per value the item checked.
+  ki_test::check_all(
+      got, [&](i64 i) { return i % 2 == 1 ? got[static_cast<std::size_t>(i)] : 8 + 28 + got[static_cast<std::size_t>(i + 1)]; },
+      "alignment, overlap and values");
+  // The number of values checked is the closed form too (so the line above is not vacuous).
+  ki_test::check_all(
+      got,
+      [&](i64 i) -> i64 {
+        if (i % 2 == 0) return got[static_cast<std::size_t>(i)];
+        const i64 r = ((i / 2) % n + 1) % n;
+        return (r < 3) + (r < 5) + (r < 5) + (r < 8) + (r < 7) + (r < 32) + 1 + (r < 3);
+      },
+      "values checked");
+}

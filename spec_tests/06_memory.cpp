@@ -1,0 +1,288 @@
+// Spec: allocate, zeros, ones, copyto!, get_backend, argconvert.
+// "copyto!: Copy the elements of src to dest, ordered with respect to the other work on the
+// calling task's queue ... Either array can be a host array or an array of backend. dest and src
+// must have the same length, otherwise an ArgumentError is thrown." "argconvert: Convert arg to
+// its device-side representation ... It has to be pure."
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "backends.hpp"
+
+namespace ki_spec_memory {
+
+using i64 = std::int64_t;
+using ki_test::ContainsSubstring;
+
+/// out[i] = 3 * in[i] + 1 (a device round trip).
+struct affine {
+  KI_DEVICE void operator()(ki::span<i64> out, ki::span<const i64> in) const {
+    const i64 i = ki::get_global_id().x;
+    if (i < out.size()) out[i] = 3 * in[i] + 1;
+  }
+};
+
+/// Records a span's extents and writes a(i, j, k) = 10000 i + 100 j + k over a 3-D launch.
+struct cartesian {
+  KI_DEVICE void operator()(ki::span<i64> a, ki::span<i64> ext) const {
+    const auto g = ki::get_global_id();
+    if (g.x == 0 && g.y == 0 && g.z == 0) {
+      const auto e = a.extents();
+      ext[0] = e.x, ext[1] = e.y, ext[2] = e.z, ext[3] = a.size();
+    }
+    a(g.x, g.y, g.z) = 10000 * g.x + 100 * g.y + g.z;
+  }
+};
+
+}  // namespace ki_spec_memory
+
+// A user type holding arrays, and its device-side form: argconvert found by ADL.
+namespace ki_spec_memory_user {
+template <class B>
+struct particles {
+  ki::array<float, B> pos;
+  ki::array<float, B> vel;
+  float dt;
+};
+struct device_particles {
+  ki::span<float> pos;
+  ki::span<const float> vel;
+  float dt;
+};
+template <class B>
+device_particles argconvert(const B& b, particles<B>& p) {
+  return {ki::argconvert(b, p.pos), ki::argconvert(b, std::as_const(p.vel)), p.dt};
+}
+struct step {
+  KI_DEVICE void operator()(device_particles p) const {
+    const std::int64_t i = ki::get_global_id().x;
+    if (i < p.pos.size()) p.pos[i] += p.vel[i] * p.dt;
+  }
+};
+}  // namespace ki_spec_memory_user
+
+using namespace ki_spec_memory;
+
+TEMPLATE_LIST_TEST_CASE("memory: allocate with 1 to 3 dimensions", "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const auto a1 = ki::allocate<float>(b, 10);
+  CHECK(a1.size() == 10);
+  CHECK(a1.extents() == ki::xyz<i64>{10, 1, 1});
+  const auto a2 = ki::allocate<double>(b, {3, 4});
+  CHECK(a2.size() == 12);
+  CHECK(a2.extents() == ki::xyz<i64>{3, 4, 1});
+  const auto a3 = ki::allocate<std::int16_t>(b, {2, 3, 5});
+  CHECK(a3.size() == 30);
+  CHECK(a3.extents() == ki::xyz<i64>{2, 3, 5});
+  // Empty arrays are arrays too.
+  const auto e1 = ki::allocate<int>(b, 0);
+  CHECK(e1.size() == 0);
+  const auto e2 = ki::allocate<int>(b, {3, 0});
+  CHECK(e2.size() == 0);
+  // Distinct allocations do not overlap: fill each, read back.
+  auto x = ki::allocate<i64>(b, 100), y = ki::allocate<i64>(b, 100);
+  ki::copyto(b, x, std::vector<i64>(100, 1));
+  ki::copyto(b, y, std::vector<i64>(100, 2));
+  CHECK(ki_test::read(b, x) == std::vector<i64>(100, 1));
+  CHECK(ki_test::read(b, y) == std::vector<i64>(100, 2));
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: invalid dimensions throw std::invalid_argument", "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::allocate<int>(b, -1); }), ContainsSubstring("-1"));
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::allocate<int>(b, {3, -4}); }),
+             ContainsSubstring("-4"));
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::zeros<int>(b, {2, 2, -9}); }),
+             ContainsSubstring("-9"));
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::ones<int>(b, -7); }), ContainsSubstring("-7"));
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>(
+                 [&] { ki::allocate<int>(b, std::numeric_limits<std::uint64_t>::max()); }),
+             ContainsSubstring("18446744073709551615"));
+  // Sizes whose element count or byte count does not fit: an argument error, not bad_alloc.
+  CHECK_THROWS_AS(ki::allocate<int>(b, {i64{1} << 40, i64{1} << 40}), std::invalid_argument);
+  CHECK_THROWS_AS(ki::allocate<i64>(b, std::numeric_limits<i64>::max()), std::invalid_argument);
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: zeros and ones", "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  CHECK(ki_test::read(b, ki::zeros<int>(b, 7)) == std::vector<int>(7, 0));
+  CHECK(ki_test::read(b, ki::ones<int>(b, 7)) == std::vector<int>(7, 1));
+  const auto zd = ki::zeros<double>(b, {3, 5});
+  CHECK(zd.extents() == ki::xyz<i64>{3, 5, 1});
+  CHECK(ki_test::read(b, zd) == std::vector<double>(15, 0.0));
+  const auto of = ki::ones<float>(b, {2, 3, 4});
+  CHECK(of.extents() == ki::xyz<i64>{2, 3, 4});
+  CHECK(ki_test::read(b, of) == std::vector<float>(24, 1.0f));
+  CHECK(ki_test::read(b, ki::ones<std::uint8_t>(b, 33)) == std::vector<std::uint8_t>(33, 1));
+  CHECK(ki_test::read(b, ki::zeros<std::int64_t>(b, {1, 1, 9})) == std::vector<std::int64_t>(9, 0));
+  CHECK(ki_test::read(b, ki::ones<double>(b, 0)).empty());
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: copyto in every direction", "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  std::vector<i64> h(1000);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<i64>(i * i) - 7;
+
+  auto d1 = ki::allocate<i64>(b, 1000);
+  CHECK(&ki::copyto(b, d1, h) == &d1);  // host -> device, returns dest
+  auto d2 = ki::allocate<i64>(b, {10, 100});
+  CHECK(&ki::copyto(b, d2, d1) == &d2);  // device -> device (same length, other shape)
+  std::vector<i64> back(1000, 0);
+  CHECK(&ki::copyto(b, back, d2) == &back);  // device -> host
+  ki::synchronize(b);
+  CHECK(back == h);
+
+  std::vector<i64> h2(1000, 0);
+  ki::copyto(b, h2, h);  // host -> host
+  ki::synchronize(b);
+  CHECK(h2 == h);
+
+  // Other contiguous host ranges: a std::span view as dest, a C array as source.
+  i64 c_array[5] = {5, 4, 3, 2, 1};
+  auto d3 = ki::allocate<i64>(b, 5);
+  ki::copyto(b, d3, c_array);
+  std::vector<i64> v5(5, 0);
+  std::span<i64> view(v5);
+  ki::copyto(b, view, d3);
+  ki::synchronize(b);
+  CHECK(v5 == std::vector<i64>{5, 4, 3, 2, 1});
+
+  // Zero-length copies are fine.
+  auto e = ki::allocate<i64>(b, 0);
+  std::vector<i64> none;
+  ki::copyto(b, e, none);
+  ki::copyto(b, none, e);
+  ki::synchronize(b);
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: copyto with different lengths throws std::invalid_argument naming both",
+                        "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  auto d_short = ki::zeros<int>(b, 1234);
+  auto d_long = ki::zeros<int>(b, 4321);
+  std::vector<int> h_short(1234, 5), h_long(4321, 5);
+  const auto names_both = [](const std::string& m) {
+    CHECK_THAT(m, ContainsSubstring("1234"));
+    CHECK_THAT(m, ContainsSubstring("4321"));
+  };
+  names_both(ki_test::thrown_message<std::invalid_argument>([&] { ki::copyto(b, d_short, h_long); }));
+  names_both(ki_test::thrown_message<std::invalid_argument>([&] { ki::copyto(b, h_short, d_long); }));
+  names_both(ki_test::thrown_message<std::invalid_argument>([&] { ki::copyto(b, d_long, d_short); }));
+  names_both(ki_test::thrown_message<std::invalid_argument>([&] { ki::copyto(b, h_long, h_short); }));
+  // Nothing was copied.
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, d_short) == std::vector<int>(1234, 0));
+  CHECK(ki_test::read(b, d_long) == std::vector<int>(4321, 0));
+  CHECK(h_short == std::vector<int>(1234, 5));
+  CHECK(h_long == std::vector<int>(4321, 5));
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: copies are ordered with kernels on the queue", "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 777;
+  std::vector<i64> h(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) h[static_cast<std::size_t>(i)] = i - 300;
+  auto in = ki::allocate<i64>(b, n);
+  auto out = ki::allocate<i64>(b, n);
+  std::vector<i64> back(static_cast<std::size_t>(n), 0);
+  // copy, kernel, copy, with no synchronize in between: each sees the previous one's result.
+  ki::copyto(b, in, h);
+  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, affine{}, out, in);
+  ki::copyto(b, back, out);
+  ki::synchronize(b);
+  for (i64 i = 0; i < n; ++i) CHECK(back[static_cast<std::size_t>(i)] == 3 * (i - 300) + 1);
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: get_backend", "[memory]", ki_test::backends) {
+  ki_test::make<TestType>();
+  using cfg = ki_test::config<TestType>;
+  const TestType cb = cfg::configured();
+  const auto a = ki::allocate<int>(cb, 3);
+  static_assert(std::is_same_v<decltype(ki::get_backend(a)), TestType>);
+  CHECK(cfg::same(ki::get_backend(a), cb));
+  CHECK(cfg::same(ki::get_backend(ki::zeros<float>(cfg::make(), 2)), cfg::make()));
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: argconvert of arrays and plain values", "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  auto a = ki::allocate<float>(b, {4, 3});
+  const auto& ca = a;
+  auto s = ki::argconvert(b, a);
+  auto cs = ki::argconvert(b, ca);
+  static_assert(std::is_same_v<decltype(s), ki::span<float>>);
+  static_assert(std::is_same_v<decltype(cs), ki::span<const float>>);
+  CHECK(s.data() == a.data());
+  CHECK(cs.data() == a.data());
+  CHECK(s.extents() == ki::xyz<i64>{4, 3, 1});
+  CHECK(cs.extents() == ki::xyz<i64>{4, 3, 1});
+  CHECK(s.size() == 12);
+  // Pure: converting again gives the same.
+  CHECK(ki::argconvert(b, a).data() == s.data());
+  // Trivially copyable values pass through unchanged.
+  static_assert(std::is_same_v<decltype(ki::argconvert(b, 5)), int>);
+  CHECK(ki::argconvert(b, 5) == 5);
+  CHECK(ki::argconvert(b, 2.5) == 2.5);
+  const ki::span<const float> c2 = s;  // span<T> converts to span<const T>
+  CHECK(c2.data() == s.data());
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: kernels take arrays as spans, const arrays as span<const T>, x fastest", "[memory]",
+                        ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 300;
+  std::vector<i64> h(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) h[static_cast<std::size_t>(i)] = 2 * i;
+  const auto in = ki::to_device(b, h);  // const: becomes span<const i64>
+  auto out = ki::allocate<i64>(b, n);
+  ki::launch(b, {.workgroupsize = 32, .ndrange = n}, affine{}, out, in);
+  ki::synchronize(b);
+  ki_test::check_all(ki_test::read(b, out), [](i64 i) { return 6 * i + 1; }, "affine");
+
+  // A 3-D array as a 3-D span: (i, j, k) is element i + nx * (j + ny * k).
+  auto a = ki_test::filled<i64>(b, {4, 3, 2}, -1);
+  auto ext = ki_test::filled<i64>(b, 4, -1);
+  ki::launch(b, {.workgroupsize = {2, 3, 1}, .ndrange = {4, 3, 2}}, cartesian{}, a, ext);
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, ext) == std::vector<i64>{4, 3, 2, 24});
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64 e) { return 10000 * (e % 4) + 100 * ((e / 4) % 3) + e / 12; }, "cartesian layout");
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: a user-defined argconvert found by ADL", "[memory]", ki_test::backends) {
+  using namespace ki_spec_memory_user;
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 100;
+  std::vector<float> pos(static_cast<std::size_t>(n)), vel(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) pos[static_cast<std::size_t>(i)] = float(i), vel[static_cast<std::size_t>(i)] = float(2 * i);
+  particles<TestType> p{ki::to_device(b, pos), ki::to_device(b, vel), 0.5f};
+  static_assert(std::is_same_v<decltype(ki::argconvert(b, p)), device_particles>);
+  const device_particles d = ki::argconvert(b, p);
+  CHECK(d.pos.data() == p.pos.data());
+  CHECK(d.vel.data() == p.vel.data());
+  CHECK(d.dt == 0.5f);
+  ki::launch(b, {.workgroupsize = 32, .ndrange = n}, step{}, p);
+  ki::synchronize(b);
+  ki_test::check_all(ki_test::read(b, p.pos), [](i64 i) { return float(2 * i); }, "pos + vel * dt");
+  CHECK(ki_test::read(b, p.vel) == vel);
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: unified allocation where supported", "[memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  if (ki::supports_unified(b)) {
+    auto u = ki::allocate<i64>(b, 50, {.unified = true});
+    CHECK(u.unified());
+    CHECK(u.size() == 50);
+    std::vector<i64> h(50, 3);
+    ki::copyto(b, u, h);
+    auto out = ki::allocate<i64>(b, 50);
+    ki::launch(b, {.ndrange = 50}, affine{}, out, std::as_const(u));
+    CHECK(ki_test::read(b, out) == std::vector<i64>(50, 10));
+  } else {
+    CHECK_THROWS_AS(ki::allocate<i64>(b, 50, {.unified = true}), std::invalid_argument);
+  }
+}

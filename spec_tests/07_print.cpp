@@ -1,0 +1,140 @@
+// Spec: _print(args...) / ki::print: "Print args from a kernel". Each call prints one line;
+// lines of different work-items may come in any order but never interleave.
+// Output is captured by pointing file descriptor 1 at a temporary file around launch +
+// synchronize (so it also works for GPU printf, which writes to the process's stdout).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+
+namespace ki_spec_print {
+
+using i64 = std::int64_t;
+
+/// Redirects fd 1 to a temporary file until finish().
+class capture_stdout {
+ public:
+  capture_stdout() {
+    std::fflush(stdout);
+    file_ = std::tmpfile();
+    REQUIRE(file_ != nullptr);
+    saved_ = ::dup(1);
+    REQUIRE(saved_ >= 0);
+    REQUIRE(::dup2(::fileno(file_), 1) >= 0);
+  }
+  capture_stdout(const capture_stdout&) = delete;
+  capture_stdout& operator=(const capture_stdout&) = delete;
+  ~capture_stdout() {
+    restore();
+    std::fclose(file_);
+  }
+
+  std::string finish() {
+    restore();
+    std::string s;
+    std::rewind(file_);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) s.append(buf, n);
+    return s;
+  }
+
+ private:
+  void restore() {
+    if (saved_ >= 0) {
+      std::fflush(stdout);
+      ::dup2(saved_, 1);
+      ::close(saved_);
+      saved_ = -1;
+    }
+  }
+  std::FILE* file_ = nullptr;
+  int saved_ = -1;
+};
+
+inline std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '\n') {
+      lines.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  if (start < s.size()) lines.push_back(s.substr(start));  // an unterminated last line
+  return lines;
+}
+
+constexpr const char* filler = "<----------------------------------- a long part of the line ----------------------------------->";
+
+/// Two lines per work-item, one before and one after a barrier.
+struct say {
+  KI_DEVICE void operator()(int tag) const {
+    const i64 g = ki::get_global_id().x;
+    ki::print("item ", g, " of group ", ki::get_group_id().x, " says ", 3 * g, " ", filler, " tag ", tag);
+    ki::barrier();
+    ki::print("again ", g);
+  }
+};
+
+}  // namespace ki_spec_print
+
+using namespace ki_spec_print;
+
+TEMPLATE_LIST_TEST_CASE("print: one intact line per call, from many work-items", "[print]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 groups = 8, n = 128;
+  std::string out;
+  {
+    capture_stdout cap;
+    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, say{}, 42);
+    ki::synchronize(b);
+    out = cap.finish();
+  }
+  REQUIRE(!out.empty());
+  CHECK(out.back() == '\n');
+  auto lines = split_lines(out);
+  CHECK(lines.size() == static_cast<std::size_t>(2 * groups * n));
+  std::vector<std::string> expected;
+  for (i64 g = 0; g < groups * n; ++g) {
+    expected.push_back("item " + std::to_string(g) + " of group " + std::to_string(g / n) + " says " +
+                       std::to_string(3 * g) + " " + filler + " tag 42");
+    expected.push_back("again " + std::to_string(g));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::sort(expected.begin(), expected.end());
+  // The same multiset of lines: every line intact, none split, merged or duplicated.
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < std::min(lines.size(), expected.size()); ++i)
+    if (lines[i] != expected[i]) ++differ;
+  CHECK(differ == 0);
+  CHECK(lines == expected);
+}
+
+TEMPLATE_LIST_TEST_CASE("print: lines of one work-item keep their order", "[print]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 groups = 4, n = 64;
+  std::string out;
+  {
+    capture_stdout cap;
+    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, say{}, 7);
+    ki::synchronize(b);
+    out = cap.finish();
+  }
+  const auto lines = split_lines(out);
+  REQUIRE(lines.size() == static_cast<std::size_t>(2 * groups * n));
+  // The line after the barrier comes after the item's line before it.
+  std::vector<std::size_t> first(static_cast<std::size_t>(groups * n), lines.size()), second = first;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    if (l.rfind("item ", 0) == 0) first[std::stoul(l.substr(5))] = i;
+    else if (l.rfind("again ", 0) == 0) second[std::stoul(l.substr(6))] = i;
+  }
+  std::size_t bad = 0;
+  for (std::size_t g = 0; g < first.size(); ++g)
+    if (!(first[g] < second[g] && second[g] < lines.size())) ++bad;
+  CHECK(bad == 0);
+}

@@ -1,0 +1,217 @@
+// The conformance suite's one list of backends, and the helpers every spec test shares.
+//
+// Each spec test is written once, as
+//   TEMPLATE_LIST_TEST_CASE("...", "[topic]", ki_test::backends) { auto b = ki_test::make<TestType>(); ... }
+// and compiled into one executable per backend: CMake defines KI_TEST_BACKEND_<NAME>=1 for that
+// executable only (KI_TEST_BACKEND_REFERENCE for the C++ build, KI_TEST_BACKEND_CUDA when nvcc
+// compiles the very same .cpp files), so each compiler only sees its own backend.
+//
+// Kernels are functor structs at namespace scope with a KI_DEVICE operator() (not lambdas inside
+// test cases: nvcc's extended lambdas may not live in the functions Catch2 generates). They use
+// only ki:: device functions and ki::span, never host-only facilities, so the same source builds
+// for GPUs. Expected values are computed on the host in closed form, never by the library.
+//
+// Everything backend-specific the suite needs is in ki_test::config<B> below, in this one place:
+// how to make a backend value for tests, a differently configured one, how to compare two, and
+// which extra device shapes (e.g. sub-group widths) the backend can emulate.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <ki/ki.hpp>
+#ifndef KI_TEST_BACKEND_REFERENCE
+#define KI_TEST_BACKEND_REFERENCE 0
+#endif
+#ifndef KI_TEST_BACKEND_CUDA
+#define KI_TEST_BACKEND_CUDA 0
+#endif
+#if KI_TEST_BACKEND_CUDA
+#include <ki/cuda.hpp>
+#endif
+
+namespace ki_test {
+
+/// Per backend: how the suite configures it. Specialised below for each enabled backend.
+template <class B>
+struct config;
+
+#if KI_TEST_BACKEND_REFERENCE
+template <>
+struct config<ki::reference::backend> {
+  using B = ki::reference::backend;
+  static constexpr const char* name = "reference";
+  static bool available(std::string&) { return true; }
+  /// The value the tests use: the device of KI_REFERENCE_PROFILE (default: the cuda preset), so
+  /// that the whole suite can be run against any profile the oracle emulates.
+  static B make() { return B{}; }
+  /// A value whose configuration differs from make() (kernel.backend tests).
+  static B configured() {
+    B b{};
+    b.device.sub_group_width = b.device.sub_group_width == 16 ? 8 : 16;
+    b.device.max_work_group_size = b.device.max_work_group_size / 2;
+    b.device.max_local_memory = b.device.max_local_memory / 2;
+    b.device.layout_seed = b.device.layout_seed + 1;
+    b.device.name = "configured";
+    b.threads = 3;
+    b.stack_size = 192 * 1024;
+    b.print_warnings = !b.print_warnings;
+    return b;
+  }
+  static bool same(const B& a, const B& b) {
+    const auto& p = a.device;
+    const auto& q = b.device;
+    return p.sub_group_width == q.sub_group_width && p.max_work_group_size == q.max_work_group_size &&
+           p.max_work_group_dims == q.max_work_group_dims && p.max_num_groups == q.max_num_groups &&
+           p.max_local_memory == q.max_local_memory && p.linear_subgroups == q.linear_subgroups &&
+           p.unpromised_layout == q.unpromised_layout && p.independent_subgroups == q.independent_subgroups &&
+           p.partitionable_subgroups == q.partitionable_subgroups && p.float64 == q.float64 &&
+           p.layout_seed == q.layout_seed && p.poison_seed == q.poison_seed && std::string(p.name) == q.name &&
+           a.threads == b.threads && a.stack_size == b.stack_size && a.print_warnings == b.print_warnings;
+  }
+  /// The oracle emulates other sub-group widths and layouts: the sub-group tests run on the
+  /// profile of make(), on the cuda preset at widths 1, 4 and 64, and on the presets whose
+  /// layouts differ (amd-wave64, intel and strict have no linear promise or other widths).
+  static std::vector<B> sub_group_variants() {
+    std::vector<B> v{make()};
+    for (std::int64_t w : {1, 4, 64}) {
+      B b{.device = ki::reference::profile::preset("cuda")};
+      b.device.sub_group_width = w;
+      v.push_back(b);
+    }
+    for (const char* name : {"amd-wave64", "intel", "strict"}) v.push_back(B{.device = ki::reference::profile::preset(name)});
+    return v;
+  }
+};
+#endif
+
+#if KI_TEST_BACKEND_CUDA
+template <>
+struct config<ki::cuda::backend> {
+  using B = ki::cuda::backend;
+  static constexpr const char* name = "cuda";
+  static bool available(std::string& why) { return ki::cuda::available(&why); }
+  static B make() { return B{}; }
+  static B configured() { return B{}; }  // no configuration yet
+  static bool same(const B&, const B&) { return true; }
+  static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
+};
+#endif
+
+namespace detail {
+template <class... L>
+using cat = decltype(std::tuple_cat(std::declval<L>()...));
+#if KI_TEST_BACKEND_REFERENCE
+using reference_list = std::tuple<ki::reference::backend>;
+#else
+using reference_list = std::tuple<>;
+#endif
+#if KI_TEST_BACKEND_CUDA
+using cuda_list = std::tuple<ki::cuda::backend>;
+#else
+using cuda_list = std::tuple<>;
+#endif
+}  // namespace detail
+
+/// The enabled backends of this executable.
+using backends = detail::cat<detail::reference_list, detail::cuda_list>;
+static_assert(std::tuple_size_v<backends> > 0,
+              "spec_tests: define KI_TEST_BACKEND_<NAME>=1 for the backend this executable tests");
+
+/// The backend value for a test; skips the test (with the reason) if the backend has no device.
+template <class B>
+B make() {
+  std::string why;
+  if (!config<B>::available(why)) SKIP(std::string(config<B>::name) + ": no device (" + why + ")");
+  return config<B>::make();
+}
+
+/// Copies a device array to a new host vector (synchronizes).
+template <class T, class B>
+std::vector<T> read(const B& b, const ki::array<T, B>& a) {
+  return ki::to_host(b, a);
+}
+
+/// An array of n elements, all `value`.
+template <class T, class B>
+ki::array<T, B> filled(const B& b, const ki::dims& d, T value) {
+  auto a = ki::allocate<T>(b, d);
+  const std::vector<T> h(static_cast<std::size_t>(a.size()), value);
+  ki::copyto(b, a, h);
+  return a;
+}
+
+/// ki::dims of the first `rank` values of v (rank 0: "not given").
+inline ki::dims dims_of(const std::array<std::int64_t, 3>& v, int rank) {
+  switch (rank) {
+    case 1: return ki::dims(v[0]);
+    case 2: return ki::dims(v[0], v[1]);
+    case 3: return ki::dims(v[0], v[1], v[2]);
+    default: return ki::dims();
+  }
+}
+
+/// Whether `groups` work-groups of `items` work-items fit b's limits (tests pick fixed shapes;
+/// those beyond a profile's limits cannot be launched there and are left out).
+template <class B>
+bool fits(const B& b, const std::array<std::int64_t, 3>& groups, const std::array<std::int64_t, 3>& items) {
+  const auto max_dims = ki::max_work_group_dims(b);
+  const auto max_groups = ki::max_num_groups(b);
+  for (int d = 0; d < 3; ++d)
+    if (items[static_cast<std::size_t>(d)] > max_dims[static_cast<std::size_t>(d)] ||
+        groups[static_cast<std::size_t>(d)] > max_groups[static_cast<std::size_t>(d)])
+      return false;
+  return items[0] * items[1] * items[2] <= ki::max_work_group_size(b);
+}
+
+inline std::string str(const std::array<std::int64_t, 3>& v) {
+  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+}
+
+/// Compares got[i] with expected(i) for every i; one Catch check for the whole range, whose
+/// message names the number of mismatches and the first few.
+template <class T, class Expected>
+void check_all(const std::vector<T>& got, Expected&& expected, const std::string& what = "") {
+  std::size_t bad = 0;
+  std::ostringstream first;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const auto e = static_cast<T>(expected(static_cast<std::int64_t>(i)));
+    if (!(got[i] == e)) {
+      if (bad < 5)
+        first << "\n  [" << i << "] = " << +got[i] << ", expected " << +e;
+      ++bad;
+    }
+  }
+  INFO(what << ": " << bad << " of " << got.size() << " elements differ" << first.str());
+  CHECK(bad == 0);
+}
+
+/// Runs f, which must throw E; returns what() (or a note that nothing / something else was
+/// thrown, after failing the check).
+template <class E, class F>
+std::string thrown_message(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    FAIL_CHECK("threw a different exception: " << e.what());
+    return "<different exception>";
+  }
+  FAIL_CHECK("nothing was thrown");
+  return "<nothing thrown>";
+}
+
+using Catch::Matchers::ContainsSubstring;
+
+}  // namespace ki_test
