@@ -591,19 +591,20 @@ void execute(const launch_desc& d) {
       r.flush_warnings(log);
     }
   } else {
+    // The error reported is the one of the lowest failing group id, whatever the threads'
+    // timing: after a failure, only groups with lower ids still run.
     std::mutex m;
     i64 first_group = ngroups;
-    std::atomic<bool> stop{false};
+    std::atomic<i64> stop{ngroups};
     auto body = [&](const tbb::blocked_range<i64>& range) {
       group_runner& r = runner_for(*d.b);
-      for (i64 g = range.begin(); g < range.end() && !stop.load(std::memory_order_relaxed); ++g) {
+      for (i64 g = range.begin(); g < range.end() && g < stop.load(std::memory_order_relaxed); ++g) {
         r.reset_arena();
         auto e = r.run(d, serial, g);
         r.flush_warnings(log);
         if (e) {
           std::lock_guard lock(m);
-          if (g < first_group) first_group = g, first = std::move(e);
-          stop = true;
+          if (g < first_group) first_group = g, first = std::move(e), stop = g;
         }
       }
     };
