@@ -40,7 +40,9 @@ class local_array {
   KI_DEVICE static constexpr std::int64_t size() { return count; }
   /// Extent of dimension d (1 beyond the given ones).
   KI_DEVICE static constexpr std::int64_t extent(std::size_t d) {
-    return d < sizeof...(Dims) ? static_cast<std::int64_t>(extents[d]) : 1;
+    // A local copy: the static member `extents` is host data that nvcc's device code can't read.
+    constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};
+    return d < sizeof...(Dims) ? e[d] : 1;
   }
   KI_DEVICE T* data() const { return p_; }
 
@@ -59,15 +61,16 @@ class local_array {
     requires(sizeof...(I) == sizeof...(Dims) && sizeof...(I) >= 2)
   KI_DEVICE T& operator()(I... idx) const {
     const std::int64_t c[] = {detail::to_index(idx)...};
+    constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};  // see extent()
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
 #if !KI_GPU_PASS
-      if (c[d] < 0 || c[d] >= static_cast<std::int64_t>(extents[d])) [[unlikely]]
+      if (c[d] < 0 || c[d] >= e[d]) [[unlikely]]
         throw out_of_bounds("index " + std::to_string(c[d]) + " in dimension " + std::to_string(d) +
-                            " is out of bounds for local memory of extent " + std::to_string(extents[d]));
+                            " is out of bounds for local memory of extent " + std::to_string(e[d]));
 #endif
       lin += c[d] * stride;
-      stride *= static_cast<std::int64_t>(extents[d]);
+      stride *= e[d];
     }
     return p_[lin];
   }

@@ -63,7 +63,9 @@ launch_configuration_result launch_configuration(const kernel<B, F>& k, std::opt
     throw std::invalid_argument("ki::launch_configuration: max_work_group_size = " +
                                 std::to_string(max_work_group_size) + " must be positive");
   const std::int64_t kmax = backend_traits<B>::kernel_max_work_group_size(k);
-  return {backend_traits<B>::launch_configuration(k, nitems, max_work_group_size < kmax ? max_work_group_size : kmax)};
+  // Named type, not `return {...}`: nvcc 13 (its host pass) rejects the braced form here.
+  return launch_configuration_result{
+      backend_traits<B>::launch_configuration(k, nitems, max_work_group_size < kmax ? max_work_group_size : kmax)};
 }
 
 }  // namespace ki
