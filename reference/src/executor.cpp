@@ -577,6 +577,7 @@ tbb::task_arena& arena_for(int threads) {
 }  // namespace
 
 void execute(const launch_desc& d) {
+  fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
   const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // each bounded by max_num_groups
   const std::uint64_t serial = ++launch_counter;
   const int threads = resolve_threads(*d.b);

@@ -1,10 +1,12 @@
 // The fiber core: Boost.Context fibers on pooled, guard-protected stacks. See fiber.hpp.
 #include "fiber.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <boost/context/detail/fcontext.hpp>
+#include <atomic>
 #include <csetjmp>
 #include <csignal>
 #include <cstdlib>
@@ -91,6 +93,7 @@ struct stack {
 thread_local fiber_core::fault* tl_fault = nullptr;  // set while run_guarded runs
 thread_local sigjmp_buf* tl_jump = nullptr;
 thread_local const std::vector<stack>* tl_stacks = nullptr;
+thread_local int tl_signal = 0;  // the signal that ended the last guarded run
 
 struct sigaction previous_segv, previous_bus;
 
@@ -103,6 +106,7 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
     if (tl_stacks != nullptr)
       for (const stack& s : *tl_stacks)
         if (addr >= s.base && addr < s.base + guard_bytes) tl_fault->stack_overflow = true;
+    tl_signal = sig;
     siglongjmp(*tl_jump, 1);
   }
   // Not ours: behave as if we were not installed.
@@ -123,11 +127,14 @@ bool handler_is_ours(int sig) {
   return (cur.sa_flags & SA_SIGINFO) != 0 && cur.sa_sigaction == &on_fault;
 }
 
-// Checked before every guarded run, not once: test frameworks (Catch2 around each test case)
+// Checked before the first guarded run of each launch, not once: test frameworks (Catch2 around
+// each test case)
 // and crash reporters install their own SIGSEGV handler and later restore the one they found,
 // which would silently turn a reported stack overflow into a crash. The same goes for the
 // alternate signal stack, which they may disable again when they are done.
 void install_handlers() {
+  // (Not before every guarded run: the check costs three system calls, about 1 us per
+  // work-group on the 2-core VM, more than a whole group of 256 barrier-free work-items.)
   if (!handler_is_ours(SIGSEGV) || !handler_is_ours(SIGBUS)) {
     static std::mutex m;
     std::lock_guard lock(m);
@@ -151,6 +158,9 @@ void install_handlers() {
     ::sigaltstack(&ss, nullptr);
   }
 }
+
+std::atomic<std::uint64_t> handler_generation{1};   // bumped by recheck_fault_handlers
+thread_local std::uint64_t tl_checked_generation = 0;  // the generation this thread checked
 
 }  // namespace
 
@@ -249,19 +259,32 @@ fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
   fault& result = impl_->last_fault;
   result = {};
   sigjmp_buf jump;
-  install_handlers();
+  if (const std::uint64_t g = handler_generation.load(std::memory_order_relaxed); g != tl_checked_generation) {
+    install_handlers();
+    tl_checked_generation = g;
+  }
   tl_fault = &result;
   tl_stacks = &impl_->stacks;
   tl_jump = &jump;
-  if (sigsetjmp(jump, 1) == 0) {
+  // No saved signal mask: saving it costs a sigprocmask system call per work-group. The only
+  // change a fault makes to the mask is that the handler's own signal stays blocked after
+  // siglongjmp; it was unblocked before (a synchronous fault of a blocked signal kills the
+  // process without calling any handler), so unblocking it restores the mask exactly.
+  if (sigsetjmp(jump, 0) == 0) {
     body(arg);
   } else {
+    sigset_t fired;
+    sigemptyset(&fired);
+    sigaddset(&fired, tl_signal);
+    ::pthread_sigmask(SIG_UNBLOCK, &fired, nullptr);
     abandon_all();
   }
   tl_jump = nullptr;
   tl_fault = nullptr;
   return impl_->last_fault;
 }
+
+void fiber_core::recheck_fault_handlers() noexcept { handler_generation.fetch_add(1, std::memory_order_relaxed); }
 
 void fiber_core::abandon_all() noexcept {
   for (auto& c : impl_->slots) c = nullptr;  // a dropped context is just forgotten, never unwound

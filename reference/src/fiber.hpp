@@ -43,6 +43,11 @@ class fiber_core {
   /// control comes back here: every suspended fiber is dropped without unwinding, all stacks
   /// return to the pool, and the fault is returned.
   fault run_guarded(void (*body)(void*), void* arg);
+  /// Makes every thread's next run_guarded check (a few system calls) that the fault handler
+  /// and the thread's alternate signal stack are still ours, re-installing them if someone
+  /// replaced them; later runs skip the check until this is called again. The executor calls
+  /// it once per launch.
+  static void recheck_fault_handlers() noexcept;
 
   /// Drop every suspended fiber without unwinding it and reclaim all stacks. Objects living on
   /// those stacks are not destroyed (documented: a failed group does not run destructors).
