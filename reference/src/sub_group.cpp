@@ -78,6 +78,7 @@ std::string check_arguments(const collective& c, i64 w) {
 }
 
 std::string check_agreement(const scope& s) {
+  // Hot path: every call of every sub-group function comes here; build text only on mismatch.
   const collective* first = nullptr;
   i64 first_lane = 0;
   for (i64 i = 0; i < s.lanes; ++i) {
@@ -87,48 +88,128 @@ std::string check_agreement(const scope& s) {
       first = c, first_lane = s.begin + i;
       continue;
     }
+    const bool same_site = c->kind == first->kind && c->where.line == first->where.line &&
+                           c->where.column == first->where.column &&
+                           (c->where.file == first->where.file || std::strcmp(c->where.file, first->where.file) == 0);
+    const bool same_arg = !uses_offset(c->kind) || (c->arg == first->arg && c->arg_huge == first->arg_huge);
+    const bool same_type = c->size == first->size &&
+                           (c->type_name == first->type_name || std::strcmp(c->type_name, first->type_name) == 0);
+    const bool same_init = c->init == nullptr || std::memcmp(c->init, first->init, c->size) == 0;
+    if (same_site && c->width == first->width && same_arg && same_type && c->combine == first->combine && same_init)
+      continue;
+
     const i64 lane = s.begin + i;
-    std::ostringstream os;
     auto where = [](const collective* x) {
       const char* f = std::strrchr(x->where.file, '/');
       return std::string(f ? f + 1 : x->where.file) + ":" + std::to_string(x->where.line);
     };
     auto lanes = [&](const std::string& what, const std::string& a, const std::string& b) {
+      std::ostringstream os;
       os << what << ": lane " << first_lane << " " << a << ", lane " << lane << " " << b;
       return os.str();
     };
-    if (c->kind != first->kind || c->where.line != first->where.line || c->where.column != first->where.column ||
-        std::strcmp(c->where.file, first->where.file) != 0)
+    if (!same_site)
       return lanes("the work-items execute different communication functions together",
                    "is at " + std::string(name_of(first->kind)) + " " + where(first),
                    "at " + std::string(name_of(c->kind)) + " " + where(c));
     const std::string at = std::string(name_of(c->kind)) + " at " + where(c);
     if (c->width != first->width)
       return lanes(at + ": width differs", "passes " + std::to_string(first->width), "passes " + std::to_string(c->width));
-    if (uses_offset(c->kind) && (c->arg != first->arg || c->arg_huge != first->arg_huge))
+    if (!same_arg)
       return lanes(at + (c->kind == collective_kind::shfl_xor ? ": mask differs" : ": offset differs"),
                    "passes " + arg_text(*first), "passes " + arg_text(*c));
-    if (c->size != first->size || std::strcmp(c->type_name, first->type_name) != 0)
+    if (!same_type)
       return lanes(at + ": value types differ", std::string("passes ") + first->type_name, std::string("passes ") + c->type_name);
     if (c->combine != first->combine) return lanes(at + ": operator differs", "", "");
-    if (c->init != nullptr && std::memcmp(c->init, first->init, c->size) != 0)
-      return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "", "");
+    return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "", "");
   }
   return "";
 }
 
+namespace {
+
+/// Votes and folds: one pass per segment, in lane order, results written to every lane of it.
+void perform_per_segment(const scope& s) {
+  const i64 n = s.sub_group_size;
+  const collective& c0 = *s.at.front();  // all participants agree on kind, width and op
+  const i64 w = segment_width(c0, s.sub_group_width);
+  const std::size_t sz = c0.size;
+  std::vector<unsigned char> acc(sz), tmp(sz);
+  auto at = [&](i64 lane) { return s.at[static_cast<std::size_t>(lane - s.begin)]; };
+  for (i64 seg = s.begin; seg < s.begin + s.lanes && seg < n; seg += w) {
+    const i64 end = seg + w < n ? seg + w : n;  // the segment's work-items: lanes [seg, end)
+    switch (c0.kind) {
+      case collective_kind::any:
+      case collective_kind::all: {
+        const bool all = c0.kind == collective_kind::all;
+        bool r = all;
+        for (i64 l = seg; l < end; ++l) r = all ? (r && *static_cast<const bool*>(at(l)->value)) : (r || *static_cast<const bool*>(at(l)->value));
+        for (i64 l = seg; l < end; ++l) *static_cast<bool*>(at(l)->result) = r;
+        break;
+      }
+      case collective_kind::ballot: {
+        std::uint64_t m = 0;
+        for (i64 l = seg; l < end; ++l)
+          if (*static_cast<const bool*>(at(l)->value)) m |= std::uint64_t{1} << (l - seg);
+        for (i64 l = seg; l < end; ++l) *static_cast<std::uint64_t*>(at(l)->result) = m;
+        break;
+      }
+      case collective_kind::reduce: {  // op(...op(v_seg, v_seg+1)..., v_end-1)
+        std::memcpy(acc.data(), at(seg)->value, sz);
+        for (i64 l = seg + 1; l < end; ++l) {
+          at(seg)->combine(at(seg)->op, acc.data(), at(l)->value, tmp.data());
+          acc.swap(tmp);
+        }
+        for (i64 l = seg; l < end; ++l) std::memcpy(at(l)->result, acc.data(), sz);
+        break;
+      }
+      case collective_kind::scan: {  // lane l: op(...(v_seg, ...), v_l)
+        std::memcpy(acc.data(), at(seg)->value, sz);
+        std::memcpy(at(seg)->result, acc.data(), sz);
+        for (i64 l = seg + 1; l < end; ++l) {
+          at(seg)->combine(at(seg)->op, acc.data(), at(l)->value, tmp.data());
+          acc.swap(tmp);
+          std::memcpy(at(l)->result, acc.data(), sz);
+        }
+        break;
+      }
+      case collective_kind::exclusive_scan: {  // lane seg: init; lane l: op(init, v_seg ... v_l-1)
+        std::memcpy(acc.data(), at(seg)->init, sz);
+        for (i64 l = seg; l < end; ++l) {
+          std::memcpy(at(l)->result, acc.data(), sz);
+          if (l + 1 < end) {
+            at(seg)->combine(at(seg)->op, acc.data(), at(l)->value, tmp.data());
+            acc.swap(tmp);
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace
+
 std::int64_t perform(const scope& s, poison_source& poison) {
+  const collective_kind kind = s.at.front()->kind;
+  if (kind == collective_kind::sub_group_barrier) return 0;
+  if (kind != collective_kind::shfl && kind != collective_kind::shfl_down && kind != collective_kind::shfl_up &&
+      kind != collective_kind::shfl_xor) {
+    perform_per_segment(s);
+    return 0;
+  }
+  // Shuffles: each participant reads one lane.
   const i64 W = s.sub_group_width, n = s.sub_group_size;
   i64 unspecified = 0;
   auto rec = [&](i64 lane) -> const collective* {
     return (lane >= s.begin && lane < s.begin + s.lanes) ? s.at[static_cast<std::size_t>(lane - s.begin)] : nullptr;
   };
-  std::vector<unsigned char> acc, tmp;
   for (i64 i = 0; i < s.lanes; ++i) {
     collective* c = s.at[static_cast<std::size_t>(i)];
     if (c == nullptr) continue;
     const i64 lane = s.begin + i, w = segment_width(*c, W), seg = lane / w * w;
-    const i64 seg_end = seg + w < n ? seg + w : n;  // work-items of the segment: [seg, seg_end)
     const std::size_t sz = c->size;
     auto read = [&](i64 src) {
       if (src >= 0 && src < n && rec(src) != nullptr) {
@@ -141,7 +222,7 @@ std::int64_t perform(const scope& s, poison_source& poison) {
     switch (c->kind) {
       case collective_kind::shfl:
         if (c->width > 0) read(seg + (c->arg & (w - 1)));  // lane mod width, also for negative lanes
-        else if (c->arg_huge || c->arg < 0 || c->arg >= W) read(-1);
+        else if (c->arg_huge || c->arg < 0 || c->arg >= W) read(-1);  // no such lane: unspecified
         else read(c->arg);
         break;
       case collective_kind::shfl_down:
@@ -155,45 +236,7 @@ std::int64_t perform(const scope& s, poison_source& poison) {
       case collective_kind::shfl_xor:
         read(seg + ((lane - seg) ^ c->arg));
         break;
-      case collective_kind::any:
-      case collective_kind::all: {
-        bool r = c->kind == collective_kind::all;
-        for (i64 l = seg; l < seg_end; ++l) {
-          const bool p = *static_cast<const bool*>(rec(l)->value);
-          r = c->kind == collective_kind::all ? (r && p) : (r || p);
-        }
-        *static_cast<bool*>(c->result) = r;
-        break;
-      }
-      case collective_kind::ballot: {
-        std::uint64_t m = 0;
-        for (i64 l = seg; l < seg_end; ++l)
-          if (*static_cast<const bool*>(rec(l)->value)) m |= std::uint64_t{1} << (l - seg);
-        *static_cast<std::uint64_t*>(c->result) = m;
-        break;
-      }
-      case collective_kind::reduce:
-      case collective_kind::scan:
-      case collective_kind::exclusive_scan: {
-        const i64 last = c->kind == collective_kind::reduce ? seg_end : c->kind == collective_kind::scan ? lane + 1 : lane;
-        acc.resize(sz), tmp.resize(sz);
-        if (c->kind == collective_kind::exclusive_scan) {
-          std::memcpy(acc.data(), c->init, sz);
-          for (i64 l = seg; l < last; ++l) {  // op(init, v_seg ... v_lane-1), left to right
-            c->combine(c->op, acc.data(), rec(l)->value, tmp.data());
-            acc.swap(tmp);
-          }
-        } else {
-          std::memcpy(acc.data(), rec(seg)->value, sz);
-          for (i64 l = seg + 1; l < last; ++l) {
-            c->combine(c->op, acc.data(), rec(l)->value, tmp.data());
-            acc.swap(tmp);
-          }
-        }
-        std::memcpy(c->result, acc.data(), sz);
-        break;
-      }
-      case collective_kind::sub_group_barrier:
+      default:
         break;
     }
   }
