@@ -63,8 +63,8 @@ void poison_source::fill(void* p, std::size_t bytes) {
 
 std::string check_arguments(const collective& c, i64 w) {
   const i64 width = c.width;
-  if (width != 0 && (width < 0 || width > w || (width & (width - 1)) != 0)) {
-    const std::string shown = width == -1 ? "a value beyond int64" : width == -2 ? "0" : std::to_string(width);
+  if (c.width_given && (c.width_huge || width <= 0 || width > w || (width & (width - 1)) != 0)) {
+    const std::string shown = c.width_huge ? std::to_string(static_cast<std::uint64_t>(width)) : std::to_string(width);
     return std::string(name_of(c.kind)) + ": width = " + shown + " must be a power of two between 1 and the sub-group width " +
            std::to_string(w);
   }
@@ -94,7 +94,7 @@ std::string check_agreement(const scope& s) {
     const bool same_arg = !uses_offset(c->kind) || (c->arg == first->arg && c->arg_huge == first->arg_huge);
     const bool same_type = c->size == first->size &&
                            (c->type_name == first->type_name || std::strcmp(c->type_name, first->type_name) == 0);
-    const bool same_init = c->init == nullptr || std::memcmp(c->init, first->init, c->size) == 0;
+    const bool same_init = c->init == nullptr || c->same_init(c->init, first->init);
     if (same_site && c->width == first->width && same_arg && same_type && c->combine == first->combine && same_init)
       continue;
 

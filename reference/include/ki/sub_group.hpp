@@ -115,11 +115,23 @@ inline void set_arg(cpu::collective& c, I v) {
   }
   c.arg = static_cast<std::int64_t>(v);
 }
+/// A width as passed (checked by the executor): none, or its value, exactly.
+struct width_arg {
+  std::int64_t value = 0;
+  bool given = false;
+  bool huge = false;  ///< an unsigned value beyond int64 (its bits are in value)
+};
 template <class W>
-inline std::int64_t width_value(W w) {
+inline width_arg width_value(W w) {
   if constexpr (std::is_unsigned_v<W> && sizeof(W) >= sizeof(std::int64_t))
-    if (w > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return -1;  // invalid
-  return w == 0 ? -2 : static_cast<std::int64_t>(w);  // 0 is invalid, distinct from "no width"
+    if (w > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return {static_cast<std::int64_t>(w), true, true};
+  return {static_cast<std::int64_t>(w), true, false};
+}
+inline void set_width(cpu::collective& c, width_arg w) {
+  c.width = w.value;
+  c.width_given = w.given;
+  c.width_huge = w.huge;
 }
 inline void run(cpu::collective& c, const char* what) { cpu::here(what).group->exec->collective(c); }
 
@@ -133,13 +145,31 @@ void combine(const void* op, const void* a, const void* b, void* out) {
   std::memcpy(out, &r, sizeof(T));
 }
 
+/// Whether two values of T (as bytes) are the same value. Bytes that differ can be padding:
+/// then T's operator== decides, and without one the values count as the same (an init that
+/// differs only there must not be reported; one that differs elsewhere then goes unnoticed).
+template <class T>
+bool same_value(const void* a, const void* b) {
+  if (std::memcmp(a, b, sizeof(T)) == 0) return true;
+  if constexpr (std::has_unique_object_representations_v<T>) {
+    return false;  // every byte belongs to the value
+  } else if constexpr (std::equality_comparable<T>) {
+    alignas(T) unsigned char x[sizeof(T)], y[sizeof(T)];
+    std::memcpy(x, a, sizeof(T));
+    std::memcpy(y, b, sizeof(T));
+    return *std::launder(reinterpret_cast<const T*>(x)) == *std::launder(reinterpret_cast<const T*>(y));
+  } else {
+    return true;
+  }
+}
+
 template <class T, class I>
-inline T shuffle(cpu::collective_kind k, const T& v, I arg, std::int64_t width, const source_location& where,
+inline T shuffle(cpu::collective_kind k, const T& v, I arg, width_arg width, const source_location& where,
                  const char* what) {
   alignas(T) unsigned char out[sizeof(T)];
   cpu::collective c{k, where};
   set_arg(c, arg);
-  c.width = width;
+  set_width(c, width);
   c.size = sizeof(T);
   c.value = &v;
   c.result = out;
@@ -148,10 +178,10 @@ inline T shuffle(cpu::collective_kind k, const T& v, I arg, std::int64_t width, 
   return *std::launder(reinterpret_cast<T*>(out));
 }
 
-inline bool vote(cpu::collective_kind k, bool pred, std::int64_t width, const source_location& where, const char* what) {
+inline bool vote(cpu::collective_kind k, bool pred, width_arg width, const source_location& where, const char* what) {
   bool out = false;
   cpu::collective c{k, where};
-  c.width = width;
+  set_width(c, width);
   c.size = sizeof(bool);
   c.value = &pred;
   c.result = &out;
@@ -160,10 +190,10 @@ inline bool vote(cpu::collective_kind k, bool pred, std::int64_t width, const so
   return out;
 }
 
-inline std::uint64_t ballot(bool pred, std::int64_t width, const source_location& where) {
+inline std::uint64_t ballot(bool pred, width_arg width, const source_location& where) {
   std::uint64_t out = 0;
   cpu::collective c{cpu::collective_kind::ballot, where};
-  c.width = width;
+  set_width(c, width);
   c.size = sizeof(bool);
   c.value = &pred;
   c.result = &out;
@@ -173,27 +203,28 @@ inline std::uint64_t ballot(bool pred, std::int64_t width, const source_location
 }
 
 template <class T, class Op>
-inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, std::int64_t width,
+inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, width_arg width,
               const source_location& where, const char* what) {
   static_assert(std::is_convertible_v<std::invoke_result_t<const Op&, const T&, const T&>, T>,
                 "ki::sub_group_reduce/scan: op(a, b) must accept two values of the type and return one");
   alignas(T) unsigned char out[sizeof(T)];
   cpu::collective c{k, where};
-  c.width = width;
+  set_width(c, width);
   c.size = sizeof(T);
   c.value = &v;
   c.result = out;
   c.combine = &combine<T, Op>;
   c.op = &op;
   c.init = init;
+  c.same_init = &same_value<T>;
   c.type_name = typeid(T).name();
   run(c, what);
   return *std::launder(reinterpret_cast<T*>(out));
 }
 
-inline void sub_group_sync(std::int64_t width, const source_location& where) {
+inline void sub_group_sync(width_arg width, const source_location& where) {
   cpu::collective c{cpu::collective_kind::sub_group_barrier, where};
-  c.width = width;
+  set_width(c, width);
   c.type_name = "";
   run(c, "sub_group_barrier");
 }
@@ -222,7 +253,7 @@ inline void sub_group_sync(std::int64_t width, const source_location& where) {
 
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl(T v, I lane, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, 0, where, "shfl"))
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, {}, where, "shfl"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl(T v, I lane, W width, source_location where = source_location::current()) {
@@ -230,7 +261,7 @@ KI_DEVICE T shfl(T v, I lane, W width, source_location where = source_location::
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_down(T v, I offset, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, 0, where, "shfl_down"))
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, {}, where, "shfl_down"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_down(T v, I offset, W width, source_location where = source_location::current()) {
@@ -238,7 +269,7 @@ KI_DEVICE T shfl_down(T v, I offset, W width, source_location where = source_loc
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_up(T v, I offset, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, 0, where, "shfl_up"))
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, {}, where, "shfl_up"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_up(T v, I offset, W width, source_location where = source_location::current()) {
@@ -246,7 +277,7 @@ KI_DEVICE T shfl_up(T v, I offset, W width, source_location where = source_locat
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_xor(T v, I mask, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, 0, where, "shfl_xor"))
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, {}, where, "shfl_xor"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_location::current()) {
@@ -258,7 +289,7 @@ KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_locati
 
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_any(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::any, pred, 0, where, "sub_group_any"))
+  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::any, pred, {}, where, "sub_group_any"))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_any(P pred, W width, source_location where = source_location::current()) {
@@ -266,7 +297,7 @@ KI_DEVICE bool sub_group_any(P pred, W width, source_location where = source_loc
 }
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_all(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::all, pred, 0, where, "sub_group_all"))
+  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::all, pred, {}, where, "sub_group_all"))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_all(P pred, W width, source_location where = source_location::current()) {
@@ -274,7 +305,7 @@ KI_DEVICE bool sub_group_all(P pred, W width, source_location where = source_loc
 }
 template <std::same_as<bool> P>
 KI_DEVICE std::uint64_t sub_group_ballot(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(P, detail::ballot(pred, 0, where))
+  KI_DETAIL_SUB_GROUP_BODY(P, detail::ballot(pred, {}, where))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE std::uint64_t sub_group_ballot(P pred, W width, source_location where = source_location::current()) {
@@ -288,7 +319,7 @@ KI_DEVICE std::uint64_t sub_group_ballot(P pred, W width, source_location where 
 
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_reduce(Op op, T v, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, 0, where, "sub_group_reduce"))
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, {}, where, "sub_group_reduce"))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_reduce(Op op, T v, W width, source_location where = source_location::current()) {
@@ -296,7 +327,7 @@ KI_DEVICE T sub_group_reduce(Op op, T v, W width, source_location where = source
 }
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_scan(Op op, T v, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, 0, where, "sub_group_scan"))
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, {}, where, "sub_group_scan"))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_scan(Op op, T v, W width, source_location where = source_location::current()) {
@@ -305,7 +336,7 @@ KI_DEVICE T sub_group_scan(Op op, T v, W width, source_location where = source_l
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init,
                                      source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, 0, where, "sub_group_exclusive_scan"))
+  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, {}, where, "sub_group_exclusive_scan"))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init, W width,
@@ -321,7 +352,7 @@ KI_DEVICE void sub_group_barrier(source_location where = source_location::curren
 #if KI_GPU_PASS
   KI_DETAIL_GPU_ONLY_LATER(Tag);
 #else
-  detail::sub_group_sync(0, where);
+  detail::sub_group_sync({}, where);
 #endif
 }
 template <detail::lane_integer W>

@@ -32,6 +32,8 @@ struct collective {
   collective_kind kind;
   source_location where;
   std::int64_t width = 0;        ///< 0: no width given (the whole sub-group)
+  bool width_given = false;      ///< a width was passed (width holds it, also 0 or negative ones)
+  bool width_huge = false;       ///< the width was an unsigned value beyond int64 (its bits are in width)
   std::int64_t arg = 0;          ///< lane (shfl), offset (shfl_down/up) or mask (shfl_xor)
   bool arg_huge = false;         ///< arg was an unsigned value beyond int64 (its bits are in arg)
   std::size_t size = 0;          ///< sizeof the value type
@@ -41,6 +43,8 @@ struct collective {
   void (*combine)(const void* op, const void* a, const void* b, void* out) = nullptr;
   const void* op = nullptr;
   const void* init = nullptr;    ///< exclusive_scan
+  /// exclusive_scan: whether two inits are the same value (bytes of padding aside).
+  bool (*same_init)(const void* a, const void* b) = nullptr;
   const char* type_name = "";    ///< for messages
 };
 
