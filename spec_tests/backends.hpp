@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -79,18 +80,68 @@ struct config<ki::reference::backend> {
            p.layout_seed == q.layout_seed && p.poison_seed == q.poison_seed && std::string(p.name) == q.name &&
            a.threads == b.threads && a.stack_size == b.stack_size && a.print_warnings == b.print_warnings;
   }
-  /// The oracle emulates other sub-group widths and layouts: the sub-group tests run on the
-  /// profile of make(), on the cuda preset at widths 1, 4 and 64, and on the presets whose
-  /// layouts differ (amd-wave64, intel and strict have no linear promise or other widths).
+  /// The devices the sub-group tests run on, declared here once: the oracle emulates other
+  /// sub-group widths, layouts and participation rules. The profile of make(); the cuda preset
+  /// at widths 1, 4, 16 and 64 (linear, independent, partitionable); the other presets
+  /// (amd-wave64, amd-wave32, apple: linear, not partitionable; intel: adversarial layouts;
+  /// strict: adversarial, not independent, random poison); and custom profiles: adversarial
+  /// layouts with partitionable sub-groups at widths 4, 32 and 64, the linear promise with
+  /// adversarial layouts for the shapes it does not cover (width 16), and adversarial layouts
+  /// without independent sub-groups but with the fixed poison word (widths 2 and 8). The
+  /// sub-group tests read lanes without a work-item on purpose, so warnings are not printed.
   static std::vector<B> sub_group_variants() {
     std::vector<B> v{make()};
-    for (std::int64_t w : {1, 4, 64}) {
+    for (std::int64_t w : {1, 4, 16, 64}) {
       B b{.device = ki::reference::profile::preset("cuda")};
       b.device.sub_group_width = w;
       v.push_back(b);
     }
-    for (const char* name : {"amd-wave64", "intel", "strict"}) v.push_back(B{.device = ki::reference::profile::preset(name)});
+    for (const char* name : {"amd-wave64", "amd-wave32", "intel", "apple", "strict"})
+      v.push_back(B{.device = ki::reference::profile::preset(name)});
+    for (std::int64_t w : {4, 32, 64}) {
+      B b{.device = ki::reference::profile::preset("cuda")};
+      b.device.name = "adversarial-partitionable";
+      b.device.sub_group_width = w;
+      b.device.linear_subgroups = false;
+      b.device.unpromised_layout = ki::reference::layout::adversarial;
+      b.device.layout_seed = static_cast<std::uint64_t>(w) + 11;
+      v.push_back(b);
+    }
+    {
+      B b{.device = ki::reference::profile::preset("cuda")};
+      b.device.name = "linear-promise-only";
+      b.device.sub_group_width = 16;
+      b.device.unpromised_layout = ki::reference::layout::adversarial;
+      b.device.partitionable_subgroups = false;
+      b.device.layout_seed = 5;
+      v.push_back(b);
+    }
+    for (std::int64_t w : {2, 8}) {
+      B b{.device = ki::reference::profile::preset("strict")};
+      b.device.name = "strict-fixed-poison";
+      b.device.sub_group_width = w;
+      b.device.poison_seed = 0;
+      b.device.layout_seed = static_cast<std::uint64_t>(w) * 3;
+      v.push_back(b);
+    }
+    for (auto& b : v) b.print_warnings = false;
     return v;
+  }
+  /// For messages: what the device looks like.
+  static std::string describe(const B& b) {
+    const auto& p = b.device;
+    std::ostringstream os;
+    os << "profile '" << p.name << "': W = " << p.sub_group_width << ", linear promise " << p.linear_subgroups
+       << ", unpromised layout " << (p.unpromised_layout == ki::reference::layout::linear ? "linear" : "adversarial")
+       << ", independent " << p.independent_subgroups << ", partitionable " << p.partitionable_subgroups
+       << ", layout seed " << p.layout_seed << ", poison seed " << p.poison_seed;
+    return os.str();
+  }
+  /// The word a lane without a work-item reads as, where the backend fixes one (the spec leaves
+  /// the value unspecified): the oracle's poison word, unless the profile seeds random poison.
+  static std::optional<std::uint32_t> unspecified_word(const B& b) {
+    if (b.device.poison_seed != 0) return std::nullopt;
+    return 0xFFBADBADu;
   }
 };
 #endif
@@ -105,6 +156,8 @@ struct config<ki::cuda::backend> {
   static B configured() { return B{}; }  // no configuration yet
   static bool same(const B&, const B&) { return true; }
   static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
+  static std::string describe(const B&) { return "the CUDA device"; }
+  static std::optional<std::uint32_t> unspecified_word(const B&) { return std::nullopt; }
 };
 #endif
 
@@ -175,7 +228,9 @@ bool fits(const B& b, const std::array<std::int64_t, 3>& groups, const std::arra
 }
 
 inline std::string str(const std::array<std::int64_t, 3>& v) {
-  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+  std::ostringstream os;  // (not "(" + std::to_string(...): GCC 12 warns falsely there, -Wrestrict)
+  os << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+  return os.str();
 }
 
 /// Compares got[i] with expected(i) for every i; one Catch check for the whole range, whose
