@@ -106,10 +106,9 @@ struct item_failure {
   bool group_level = false;  ///< the message describes the group, not the throwing item
 };
 
-enum class status : std::uint8_t { unstarted, running, waiting, in_collective, exited };
+using status = cpu::item_status;
 
 struct item : cpu::item_state {
-  status st = status::unstarted;
   source_location at{};               // the barrier it waits at (or passed last)
   cpu::collective* coll = nullptr;    // while in_collective: its record (on its own stack)
 };
@@ -130,11 +129,13 @@ class group_runner final : public cpu::executor {
     prepare(d, launch_serial);
     const i64 gx = d.groups[0], gy = d.groups[1];
     gs_.group_id = {group_linear % gx, (group_linear / gx) % gy, group_linear / (gx * gy)};
-    for (item& it : items_) it.st = status::unstarted;
-    next_unstarted_ = 0;
+    for (item& it : items_) it.status = status::unstarted;
+    loop_.next = 0;
+    loop_.exited = 0;
+    waiting_.clear();
     ready_.clear();
     ready_pos_ = 0;
-    arrived_ = exited_ = 0;
+    arrived_ = 0;
     in_collective_ = 0;
     mismatch_ = false;
     for (auto& p : pending_) p.clear();
@@ -148,9 +149,10 @@ class group_runner final : public cpu::executor {
     fibers_.reset(static_cast<int>(n_) + 1);
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     cpu::current = nullptr;
     if (fault.happened) {
-      const item* it = current_item_;
+      const item* it = faulting;
       std::ostringstream os;
       if (fault.stack_overflow)
         os << "overflowed its fiber stack (stack_size = " << fibers_.stack_size()
@@ -183,17 +185,19 @@ class group_runner final : public cpu::executor {
   // --- cpu::executor: called from inside work-items ---
 
   void barrier(const source_location& where) override {
-    item& it = *current_item_;
-    it.st = status::waiting;
+    item& it = current();
+    it.status = status::waiting;
     it.at = where;
+    waiting_.push_back(static_cast<int>(it.local_linear));
     if (arrived_++ == 0) round_point_ = where;
     else if (!same_point(where, round_point_)) mismatch_ = true;
     suspend(it);
   }
 
   void collective(cpu::collective& c) override {
-    item& it = *current_item_;
+    item& it = current();
     const i64 W = gs_.sub_group_width;
+    it.at = c.where;  // errors about this call name its line
     if (std::string bad = check_arguments(c, W); !bad.empty())
       throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
     // The scope: the caller's segment where segments may diverge, else the whole sub-group.
@@ -201,7 +205,7 @@ class group_runner final : public cpu::executor {
     const bool segment = c.width > 0 && d_->b->device.partitionable_subgroups;
     const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
     const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
-    it.st = status::in_collective;
+    it.status = status::in_collective;
     it.coll = &c;
     it.at = c.where;
     ++in_collective_;
@@ -211,7 +215,7 @@ class group_runner final : public cpu::executor {
     if (++p->arrived < present) return suspend(it);
     scopes.erase(p);
     resolve(sg, begin, lanes);  // the last to arrive performs it and runs on
-    it.st = status::running;
+    it.status = status::running;
   }
 
   void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
@@ -262,7 +266,7 @@ class group_runner final : public cpu::executor {
       item& p = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
       p.coll = nullptr;
       --in_collective_;
-      if (&p != current_item_) ready_.push_back(static_cast<int>(p.local_linear));
+      if (&p != cpu::current) ready_.push_back(static_cast<int>(p.local_linear));
     }
   }
 
@@ -293,18 +297,18 @@ class group_runner final : public cpu::executor {
     for (;;) {
       // Every work-item now waits at a barrier, has exited, or one has failed.
       if (failed_item_ >= 0 || group_error_) return;
-      if (exited_ == n_) {
+      if (loop_.exited == n_) {
         if (!d_->b->device.independent_subgroups) group_error_ = sequence_length_error();
         return;
       }
-      if (mismatch_ || exited_ > 0 || in_collective_ > 0) {
+      if (mismatch_ || loop_.exited > 0 || in_collective_ > 0) {
         group_error_ = divergence_error();
         return;
       }
-      // All live work-items wait at the same barrier: release them in schedule order.
-      ready_.clear();
-      for (i64 i = 0; i < n_; ++i)
-        if (items_[static_cast<std::size_t>(i)].st == status::waiting) ready_.push_back(static_cast<int>(i));
+      // All live work-items wait at the same barrier: release them in schedule order (the
+      // order they arrived in, which is the forward order).
+      ready_.swap(waiting_);
+      waiting_.clear();
       arrived_ = 0;
       ready_pos_ = 1;
       fibers_.switch_to(main, ready_[0]);
@@ -315,28 +319,24 @@ class group_runner final : public cpu::executor {
   /// Runs unstarted work-items as plain calls until one blocks (then this fiber becomes that
   /// item's) or none are left; returns whom to resume when the fiber ends.
   int runner() {
-    while (next_unstarted_ < n_) {
-      item& it = items_[static_cast<std::size_t>(next_unstarted_++)];
-      start(it);
-      try {
-        d_->run_item(d_->ctx);
-      } catch (const item_failure& f) {
-        if (f.group_level) return fail_group(f.kind, f.message);
-        return fail(it, f.kind, f.message);
-      } catch (const std::exception& e) {
-        return fail(it, kernel_error::kind::exception, std::string("threw ") + e.what());
-      } catch (...) {
-        return fail(it, kernel_error::kind::exception, "threw an exception that is not a std::exception");
-      }
-      it.st = status::exited;
-      ++exited_;
+    try {
+      d_->run_items(d_->ctx, loop_);
+    } catch (const item_failure& f) {  // the failing work-item is the current one
+      if (f.group_level) return fail_group(f.kind, f.message);
+      return fail(current(), f.kind, f.message);
+    } catch (const std::exception& e) {
+      return fail(current(), kernel_error::kind::exception, std::string("threw ") + e.what());
+    } catch (...) {
+      return fail(current(), kernel_error::kind::exception, "threw an exception that is not a std::exception");
     }
     return next_to_resume();
   }
 
-  void start(item& it) {
-    it.st = status::running;
-    current_item_ = &it;
+  /// The work-item running on this thread.
+  static item& current() { return *static_cast<item*>(cpu::current); }
+
+  void resumed(item& it) {
+    it.status = status::running;
     cpu::current = &it;
   }
 
@@ -348,7 +348,7 @@ class group_runner final : public cpu::executor {
   }
 
   int fail_group(kernel_error::kind k, const std::string& msg) {
-    const item& first = *current_item_;
+    const item& first = current();
     group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(first.at),
                                 "ki::reference: kernel '" + std::string(d_->kernel_name) + "': work-group " +
                                     to_string(gs_.group_id) + ": " + msg);
@@ -382,9 +382,9 @@ class group_runner final : public cpu::executor {
   void suspend(item& it) {
     const int self = static_cast<int>(it.local_linear);
     if (ready_pos_ < ready_.size()) fibers_.switch_to(self, ready_[ready_pos_++]);
-    else if (next_unstarted_ < n_) fibers_.spawn(self, &group_runner::runner_entry, this);
+    else if (loop_.next < n_) fibers_.spawn(self, &group_runner::runner_entry, this);
     else fibers_.switch_to(self, static_cast<int>(n_));
-    start(it);  // resumed
+    resumed(it);
   }
 
   std::optional<kernel_error> divergence_error() const {
@@ -398,11 +398,11 @@ class group_runner final : public cpu::executor {
     std::vector<waiting> at;
     std::vector<i64> exited;
     for (const item& it : items_) {
-      if (it.st == status::exited) {
+      if (it.status == status::exited) {
         exited.push_back(it.local_linear);
         continue;
       }
-      const char* what = it.st == status::in_collective ? name_of(it.coll->kind) : "barrier";
+      const char* what = it.status == status::in_collective ? name_of(it.coll->kind) : "barrier";
       auto g = std::find_if(at.begin(), at.end(), [&](const waiting& w) { return same_point(w.where, it.at) && w.what == what; });
       if (g == at.end()) g = at.insert(at.end(), waiting{it.at, what, {}, {}, {}});
       g->items.push_back(it.local_linear);
@@ -469,6 +469,10 @@ class group_runner final : public cpu::executor {
           it.sub_group_size = layout_.size[static_cast<std::size_t>(it.sub_group_id)];
           it.group = &gs_;
         }
+    item_ptrs_.resize(static_cast<std::size_t>(n_));
+    for (std::size_t i = 0; i < item_ptrs_.size(); ++i) item_ptrs_[i] = &items_[i];
+    loop_.items = item_ptrs_.data();
+    loop_.count = n_;
   }
 
   void* arena_alloc(std::size_t bytes, std::size_t align) {
@@ -500,12 +504,13 @@ class group_runner final : public cpu::executor {
   cpu::group_state gs_;
   std::vector<item> items_;
   i64 n_ = 0;
-  item* current_item_ = nullptr;
 
-  i64 next_unstarted_ = 0;
+  item_loop loop_;                 // unstarted work-items, run by the launch's loop
+  std::vector<cpu::item_state*> item_ptrs_;
+  std::vector<int> waiting_;       // items waiting at the barrier, in arrival order
   std::vector<int> ready_;  // released items, in the order they run
   std::size_t ready_pos_ = 0;
-  i64 arrived_ = 0, exited_ = 0;
+  i64 arrived_ = 0;
   i64 in_collective_ = 0;  // items waiting in a communication function
   sub_group_layout layout_;
   std::vector<std::vector<pending_scope>> pending_;  // per sub-group: scopes with arrivals

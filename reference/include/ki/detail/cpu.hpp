@@ -5,9 +5,8 @@
 // before it runs or resumes it, so index queries are plain loads, and synchronisation points
 // call back into the executor through `group_state::exec`.
 #pragma once
-#if KI_GPU_PASS
-#error "ki/detail/cpu.hpp is host-only"
-#endif
+// Host-only: device functions use it only in their !KI_GPU_PASS branch, and the reference
+// backend's host code includes it in every pass.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -76,8 +75,12 @@ struct group_state {
   executor* exec = nullptr;
 };
 
+/// Where a work-item is, for the executor (CPU backends).
+enum class item_status : std::uint8_t { unstarted, running, waiting, in_collective, exited };
+
 /// One work-item.
 struct item_state {
+  item_status status = item_status::unstarted;
   xyz<std::int64_t> local_id{};
   std::int64_t local_linear = 0;  ///< x fastest
   std::int64_t sub_group_id = 0;

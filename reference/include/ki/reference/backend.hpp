@@ -17,6 +17,7 @@
 #include <utility>
 
 #include <ki/backend.hpp>
+#include <ki/detail/cpu.hpp>
 #include <ki/launch.hpp>
 
 namespace ki::reference {
@@ -72,14 +73,24 @@ struct backend {
 };
 
 namespace detail {
-/// One launch, type-erased: the library's executor calls run_item once per work-item, on the
-/// work-item's fiber, with the thread-local work-item state already set.
+/// One launch, type-erased: the library's executor calls run_items on a fiber; it runs the
+/// group's unstarted work-items one after another (a work-item that blocks keeps the fiber,
+/// and the executor continues the loop on a new one).
 void validate(const profile& p);      // std::invalid_argument for impossible profiles
+
+/// The executor's queue of unstarted work-items of one group, run by the launch's own loop
+/// (so that the kernel call is inlined into it).
+struct item_loop {
+  std::int64_t next = 0;   ///< the next unstarted work-item
+  std::int64_t count = 0;  ///< work-items in the group
+  std::int64_t exited = 0;
+  ki::detail::cpu::item_state* const* items = nullptr;
+};
 
 struct launch_desc {
   std::array<std::int64_t, 3> groups;
   std::array<std::int64_t, 3> items;
-  void (*run_item)(const void* ctx);
+  void (*run_items)(const void* ctx, item_loop& loop);
   const void* ctx;
   const backend* b;
   const char* kernel_name;
@@ -109,10 +120,18 @@ template <class F, class... A>
 struct bound_kernel {
   F f;
   std::tuple<A...> args;
-  static void run(const void* ctx) {
+  static void run_items(const void* ctx, item_loop& loop) {
     const auto& self = *static_cast<const bound_kernel*>(ctx);
-    F fc = self.f;  // each work-item gets its own copies, as kernel parameters on a GPU
-    std::apply([&](A... a) { fc(a...); }, self.args);
+    using ki::detail::cpu::item_status;
+    while (loop.next < loop.count) {
+      ki::detail::cpu::item_state* it = loop.items[loop.next++];
+      it->status = item_status::running;
+      ki::detail::cpu::current = it;
+      F fc = self.f;  // each work-item gets its own copies, as kernel parameters on a GPU
+      std::apply([&](A... a) { fc(a...); }, self.args);
+      it->status = item_status::exited;  // `it` is this fiber's item, also after a suspension
+      ++loop.exited;
+    }
   }
 };
 
@@ -173,7 +192,7 @@ struct ki::backend_traits<ki::reference::backend> {
                                     std::to_string(i) + " exceed max_num_groups[" + std::to_string(i) +
                                     "] = " + std::to_string(maxg[i]));
     const reference::detail::bound_kernel<F, A...> bound{k.f, std::tuple<A...>(args...)};
-    reference::detail::execute({groups, items, &decltype(bound)::run, &bound, &k.backend,
+    reference::detail::execute({groups, items, &decltype(bound)::run_items, &bound, &k.backend,
                                 k.name.empty() ? "kernel" : k.name.c_str()});
   }
 };
