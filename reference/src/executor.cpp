@@ -435,7 +435,8 @@ class group_runner final : public cpu::executor {
     std::string where;
     if (it.at.line != 0) {
       where = to_string(it.at);
-      os << " (after barrier " << where << ")";
+      // A bad call is named "(at ...)" by `what`; other errors happened after this sync point.
+      if (k != kernel_error::kind::invalid_collective) os << " (after barrier " << where << ")";
     }
     return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
   }
