@@ -409,7 +409,7 @@ void check_type(const B& b, const char* type) {
 
 using namespace ki_spec_sub_group_shuffles;
 
-TEMPLATE_LIST_TEST_CASE("sub_group: shfl reads the given lane, without wrapping; no work-item there: unspecified",
+TEMPLATE_LIST_TEST_CASE("sub_group: shfl reads the given lane without wrapping, unspecified where it has no work-item",
                         "[sub_group]", ki_test::backends) {
   run_tables<TestType>(shfl_cases);
 }

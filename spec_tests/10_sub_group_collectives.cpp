@@ -221,7 +221,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan in lane order
   check_op<TestType, keyed, argmin>("argmin with ties");
 }
 
-TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan of a struct with padding; init the same value",
+TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan of a struct with padding, init differing in padding only",
                         "[sub_group]", ki_test::backends) {
   check_op<TestType, padded, argmin_padded>("argmin of a struct with padding, init's padding bytes differ");
 }
