@@ -129,9 +129,12 @@ class group_runner final : public cpu::executor {
     prepare(d, launch_serial);
     const i64 gx = d.groups[0], gy = d.groups[1];
     gs_.group_id = {group_linear % gx, (group_linear / gx) % gy, group_linear / (gx * gy)};
-    for (item& it : items_) it.status = status::unstarted;
+    // Statuses are only meaningful for started items (index < loop_.next), and a group that
+    // finished normally leaves none waiting; only a failed one needs them reset.
+    if (dirty_statuses_)
+      for (item& it : items_) it.status = status::unstarted;
+    dirty_statuses_ = false;
     loop_.next = 0;
-    loop_.exited = 0;
     waiting_.clear();
     ready_.clear();
     ready_pos_ = 0;
@@ -149,6 +152,7 @@ class group_runner final : public cpu::executor {
     fibers_.reset(static_cast<int>(n_) + 1);
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    dirty_statuses_ = true;  // cleared below when the group finished normally
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     cpu::current = nullptr;
     if (fault.happened) {
@@ -167,6 +171,7 @@ class group_runner final : public cpu::executor {
       return item_error(failed_kind_, items_[static_cast<std::size_t>(failed_item_)], failed_message_);
     }
     if (group_error_) fibers_.abandon_all();
+    else dirty_statuses_ = false;
     return std::move(group_error_);
   }
 
@@ -297,11 +302,11 @@ class group_runner final : public cpu::executor {
     for (;;) {
       // Every work-item now waits at a barrier, has exited, or one has failed.
       if (failed_item_ >= 0 || group_error_) return;
-      if (loop_.exited == n_) {
+      if (exited() == n_) {
         if (!d_->b->device.independent_subgroups) group_error_ = sequence_length_error();
         return;
       }
-      if (mismatch_ || loop_.exited > 0 || in_collective_ > 0) {
+      if (mismatch_ || exited() > 0 || in_collective_ > 0) {
         group_error_ = divergence_error();
         return;
       }
@@ -331,6 +336,10 @@ class group_runner final : public cpu::executor {
     }
     return next_to_resume();
   }
+
+  /// Work-items that have exited, counted when nothing runs (in the driver): every started
+  /// item then waits at the barrier, waits in a communication function, or has exited.
+  i64 exited() const { return loop_.next - arrived_ - in_collective_; }
 
   /// The work-item running on this thread.
   static item& current() { return *static_cast<item*>(cpu::current); }
@@ -398,7 +407,8 @@ class group_runner final : public cpu::executor {
     std::vector<waiting> at;
     std::vector<i64> exited;
     for (const item& it : items_) {
-      if (it.status == status::exited) {
+      if (it.local_linear >= loop_.next) continue;  // never started (cannot happen here)
+      if (it.status != status::waiting && it.status != status::in_collective) {  // started, not waiting: exited
         exited.push_back(it.local_linear);
         continue;
       }
@@ -507,6 +517,7 @@ class group_runner final : public cpu::executor {
   i64 n_ = 0;
 
   item_loop loop_;                 // unstarted work-items, run by the launch's loop
+  bool dirty_statuses_ = false;    // a failed group may leave items marked waiting
   std::vector<cpu::item_state*> item_ptrs_;
   std::vector<int> waiting_;       // items waiting at the barrier, in arrival order
   std::vector<int> ready_;  // released items, in the order they run

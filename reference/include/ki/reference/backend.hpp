@@ -83,7 +83,6 @@ void validate(const profile& p);      // std::invalid_argument for impossible pr
 struct item_loop {
   std::int64_t next = 0;   ///< the next unstarted work-item
   std::int64_t count = 0;  ///< work-items in the group
-  std::int64_t exited = 0;
   ki::detail::cpu::item_state* const* items = nullptr;
 };
 
@@ -122,15 +121,14 @@ struct bound_kernel {
   std::tuple<A...> args;
   static void run_items(const void* ctx, item_loop& loop) {
     const auto& self = *static_cast<const bound_kernel*>(ctx);
-    using ki::detail::cpu::item_status;
+    // Nothing per item but the call: the executor infers who has exited (see executor.cpp).
     while (loop.next < loop.count) {
-      ki::detail::cpu::item_state* it = loop.items[loop.next++];
-      it->status = item_status::running;
-      ki::detail::cpu::current = it;
-      F fc = self.f;  // each work-item gets its own copies, as kernel parameters on a GPU
-      std::apply([&](A... a) { fc(a...); }, self.args);
-      it->status = item_status::exited;  // `it` is this fiber's item, also after a suspension
-      ++loop.exited;
+      ki::detail::cpu::current = loop.items[loop.next++];
+      // Each work-item gets its own copy of the kernel, and of each argument that the kernel
+      // takes by value (the call copies it), as kernel parameters on a GPU. Arguments are
+      // passed as const lvalues, so a kernel cannot modify the launch's copies.
+      F fc = self.f;
+      std::apply([&](const A&... a) { fc(a...); }, self.args);
     }
   }
 };
