@@ -124,11 +124,10 @@ struct bound_kernel {
     // Nothing per item but the call: the executor infers who has exited (see executor.cpp).
     while (loop.next < loop.count) {
       ki::detail::cpu::current = loop.items[loop.next++];
-      // Each work-item gets its own copy of the kernel, and of each argument that the kernel
-      // takes by value (the call copies it), as kernel parameters on a GPU. Arguments are
-      // passed as const lvalues, so a kernel cannot modify the launch's copies.
+      // Each work-item gets its own copies of the kernel and of the arguments, as kernel
+      // parameters on a GPU: a kernel may take them by (mutable) reference to its copy.
       F fc = self.f;
-      std::apply([&](const A&... a) { fc(a...); }, self.args);
+      std::apply([&](A... a) { fc(a...); }, self.args);
     }
   }
 };
