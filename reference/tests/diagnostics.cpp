@@ -5,7 +5,6 @@
 // Line numbers are checked against __LINE__: each kernel below records the line of its
 // barrier or localmemory call in a `static constexpr unsigned line...` a fixed number of lines
 // above it (the distance is stated next to each).
-#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +15,8 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/ki.hpp>
+
+#include "test_support.hpp"
 
 namespace {
 
@@ -28,34 +29,9 @@ using xyz = ki::xyz<i64>;
 using kind = ki::kernel_error::kind;
 using Catch::Matchers::ContainsSubstring;
 
-/// The kernel_error that synchronize throws now.
-std::optional<ki::kernel_error> sync_error(const ki::reference::backend& b) {
-  try {
-    ki::synchronize(b);
-  } catch (const ki::kernel_error& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-/// "diagnostics.cpp:<line>" as the oracle prints it (file name without directories; a column
-/// may follow on compilers that provide one).
-std::string loc(unsigned line) { return "diagnostics.cpp:" + std::to_string(line); }
-
-/// Whether s contains `prefix + loc(line)` not followed by another digit (42 is not 421).
-bool names(const std::string& s, const std::string& prefix, unsigned line) {
-  const std::string needle = prefix + loc(line);
-  for (auto p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) {
-    const auto end = p + needle.size();
-    if (end == s.size() || !std::isdigit(static_cast<unsigned char>(s[end]))) return true;
-  }
-  return false;
-}
-
-/// where() is "file:line" or "file:line:column".
-bool where_is(const ki::kernel_error& e, unsigned line) {
-  return e.where() == loc(line) || e.where().rfind(loc(line) + ":", 0) == 0;
-}
+using ki_test::oracle::sync_error;
+/// Call sites as the oracle prints them: "diagnostics.cpp:<line>".
+constexpr ki_test::oracle::source_file this_file{"diagnostics.cpp"};
 
 // --- kernels ------------------------------------------------------------------------------
 
@@ -242,8 +218,8 @@ TEST_CASE("an exception after a barrier names the barrier it passed", "[diagnost
   CHECK(e->error_kind() == kind::exception);
   CHECK(e->group() == xyz{1, 0, 0});
   CHECK(e->local() == xyz{6, 0, 0});
-  CHECK(where_is(*e, throw_at::line));
-  CHECK(names(e->what(), "after barrier ", throw_at::line));
+  CHECK(this_file.at_line(e->where(), throw_at::line));
+  CHECK(this_file.names(e->what(), "after barrier ", throw_at::line));
   check_usable(b);
 }
 
@@ -311,7 +287,7 @@ TEST_CASE("a fiber stack overflow is reported with the work-item, and the backen
       CHECK_THAT(what, ContainsSubstring("stack_size = 65536"));
       CHECK_THAT(what, ContainsSubstring("work-item (5, 0, 0)"));
       CHECK_THAT(what, ContainsSubstring("work-group (1, 0, 0)"));
-      if (after_barrier) CHECK(where_is(*e, overflow_at::line));
+      if (after_barrier) CHECK(this_file.at_line(e->where(), overflow_at::line));
       check_usable(b);
       check_usable(ki::reference::backend{.device = cuda});
     }
@@ -326,9 +302,9 @@ TEST_CASE("items that exit while others wait at a barrier: cannot_finish", "[dia
   CHECK(e->error_kind() == kind::cannot_finish);
   CHECK(e->group() == xyz{2, 0, 0});
   CHECK(e->local() == xyz{0, 0, 0});  // the first waiting item
-  CHECK(where_is(*e, partial_barrier::line));
+  CHECK(this_file.at_line(e->where(), partial_barrier::line));
   const std::string what = e->what();
-  CHECK(names(what, "items 0-2 wait at barrier ", partial_barrier::line));
+  CHECK(this_file.names(what, "items 0-2 wait at barrier ", partial_barrier::line));
   CHECK_THAT(what, ContainsSubstring("items 3-7 exited"));
   CHECK_THAT(what, ContainsSubstring("work-group (2, 0, 0)"));
   check_usable(b);
@@ -341,7 +317,7 @@ TEST_CASE("a barrier reached a different number of times: cannot_finish", "[diag
   REQUIRE(e);
   CHECK(e->error_kind() == kind::cannot_finish);
   const std::string what = e->what();
-  CHECK(names(what, "items 0 wait at barrier ", uneven_loop::line));
+  CHECK(this_file.names(what, "items 0 wait at barrier ", uneven_loop::line));
   CHECK_THAT(what, ContainsSubstring("items 1-7 exited"));
   check_usable(b);
 }
@@ -354,7 +330,7 @@ TEST_CASE("item ranges are linear local ids, x fastest", "[diagnostics]") {
   CHECK(e->error_kind() == kind::cannot_finish);
   CHECK(e->local() == xyz{0, 1, 0});
   const std::string what = e->what();
-  CHECK(names(what, "items 4-7 wait at barrier ", row_waits::line));
+  CHECK(this_file.names(what, "items 4-7 wait at barrier ", row_waits::line));
   CHECK_THAT(what, ContainsSubstring("items 0-3 exited"));
   check_usable(b);
 }
@@ -368,8 +344,8 @@ TEST_CASE("items at different barriers: barrier_mismatch names both lines", "[di
     CHECK(e->error_kind() == kind::barrier_mismatch);
     CHECK(e->local() == xyz{0, 0, 0});
     const std::string what = e->what();
-    CHECK(names(what, "items 0-3 wait at barrier ", two_barriers::line_a));
-    CHECK(names(what, "items 4-7 wait at barrier ", two_barriers::line_b));
+    CHECK(this_file.names(what, "items 0-3 wait at barrier ", two_barriers::line_a));
+    CHECK(this_file.names(what, "items 4-7 wait at barrier ", two_barriers::line_b));
     CHECK_THAT(what, !ContainsSubstring("exited"));
   }
   SECTION("two barriers and exited items") {
@@ -378,8 +354,8 @@ TEST_CASE("items at different barriers: barrier_mismatch names both lines", "[di
     REQUIRE(e);
     CHECK(e->error_kind() == kind::barrier_mismatch);
     const std::string what = e->what();
-    CHECK(names(what, "items 0-1 wait at barrier ", three_ways::line_a));
-    CHECK(names(what, "items 2-4 wait at barrier ", three_ways::line_b));
+    CHECK(this_file.names(what, "items 0-1 wait at barrier ", three_ways::line_a));
+    CHECK(this_file.names(what, "items 2-4 wait at barrier ", three_ways::line_b));
     CHECK_THAT(what, ContainsSubstring("items 5-7 exited"));
   }
   check_usable(b);
@@ -397,7 +373,7 @@ TEST_CASE("local memory beyond the profile's max_local_memory is a resource erro
     CHECK(e->error_kind() == kind::resource);
     CHECK(e->group() == xyz{0, 0, 0});
     const std::string what = e->what();
-    CHECK(names(what, "localmemory at ", k::line_first));
+    CHECK(this_file.names(what, "localmemory at ", k::line_first));
     CHECK_THAT(what, ContainsSubstring("2048"));
     CHECK_THAT(what, ContainsSubstring("max_local_memory = 1024"));
   }
@@ -408,7 +384,7 @@ TEST_CASE("local memory beyond the profile's max_local_memory is a resource erro
     REQUIRE(e);
     CHECK(e->error_kind() == kind::resource);
     const std::string what = e->what();
-    CHECK(names(what, "localmemory at ", k::line_second));
+    CHECK(this_file.names(what, "localmemory at ", k::line_second));
     CHECK_THAT(what, ContainsSubstring("already uses 600"));
   }
   SECTION("exactly the limit is fine") {

@@ -11,7 +11,6 @@
 //
 // Line numbers are checked against __LINE__: each kernel records the line of each call in a
 // `static constexpr unsigned line_... = __LINE__ + k` a fixed number of lines above it.
-#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +26,8 @@
 
 #include <ki/ki.hpp>
 
+#include "test_support.hpp"
+
 namespace {
 
 using i64 = std::int64_t;
@@ -37,29 +38,9 @@ using Catch::Matchers::ContainsSubstring;
 
 ki::reference::profile preset(const char* name) { return ki::reference::profile::preset(name); }
 
-std::optional<ki::kernel_error> sync_error(const ki::reference::backend& b) {
-  try {
-    ki::synchronize(b);
-  } catch (const ki::kernel_error& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-std::string loc(unsigned line) { return "sub_group_diagnostics.cpp:" + std::to_string(line); }
-
-/// Whether s contains `prefix + loc(line)` not followed by another digit.
-bool names(const std::string& s, const std::string& prefix, unsigned line) {
-  const std::string needle = prefix + loc(line);
-  for (auto p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) {
-    const auto end = p + needle.size();
-    if (end == s.size() || !std::isdigit(static_cast<unsigned char>(s[end]))) return true;
-  }
-  return false;
-}
-
-/// "file:line" or "file:line:column" (compilers with __builtin_COLUMN).
-bool at_line(const std::string& where, unsigned line) { return where == loc(line) || where.rfind(loc(line) + ":", 0) == 0; }
+using ki_test::oracle::sync_error;
+/// Call sites as the oracle prints them: "sub_group_diagnostics.cpp:<line>".
+constexpr ki_test::oracle::source_file this_file{"sub_group_diagnostics.cpp"};
 
 struct plus {
   i64 operator()(i64 x, i64 y) const { return x + y; }
@@ -118,7 +99,7 @@ void check_warnings(const ki::reference::backend& b, std::array<i64, 3> groups_i
     CHECK(w.kind == "unspecified-lane-read");
     bool known = false;
     for (unsigned line : {unspecified_reads::line_shfl, unspecified_reads::line_down, unspecified_reads::line_xor})
-      if (at_line(w.where, line)) by_line[line] = &w, known = true;
+      if (this_file.at_line(w.where, line)) by_line[line] = &w, known = true;
     CHECK(known);  // no warning for functions that read no empty lane
     CHECK_THAT(w.message, ContainsSubstring(poison_text));
     CHECK_THAT(w.message, ContainsSubstring(std::to_string(w.count) + (w.count == 1 ? " time" : " times")));
@@ -321,15 +302,15 @@ TEST_CASE("reading a lane without a work-item is a warning with the call site an
     REQUIRE(w.size() == 6);
     i64 shfl = 0, down = 0, xor_ = 0;
     for (const auto& x : w) {
-      if (at_line(x.where, unspecified_reads::line_shfl)) {
+      if (this_file.at_line(x.where, unspecified_reads::line_shfl)) {
         shfl += x.count;
         CHECK(x.count == 10);
       }
-      if (at_line(x.where, unspecified_reads::line_down)) {
+      if (this_file.at_line(x.where, unspecified_reads::line_down)) {
         down += x.count;
         CHECK(x.count == 4);
       }
-      if (at_line(x.where, unspecified_reads::line_xor)) {
+      if (this_file.at_line(x.where, unspecified_reads::line_xor)) {
         xor_ += x.count;
         CHECK(x.count == 10);
       }
@@ -351,9 +332,9 @@ TEST_CASE("a shuffle that only part of a sub-group executes: cannot_finish names
     CHECK(e->error_kind() == kind::cannot_finish);
     CHECK(e->group() == xyz{0, 0, 0});
     CHECK(e->local() == xyz{0, 0, 0});
-    CHECK(at_line(e->where(), divergent_shuffle::line));
+    CHECK(this_file.at_line(e->where(), divergent_shuffle::line));
     const std::string what = e->what();
-    CHECK(names(what, "items 0-2 wait at shfl ", divergent_shuffle::line));
+    CHECK(this_file.names(what, "items 0-2 wait at shfl ", divergent_shuffle::line));
     CHECK_THAT(what, ContainsSubstring("(sub-group 0)"));
     CHECK_THAT(what, ContainsSubstring("items 3-7 exited"));
   }
@@ -364,7 +345,7 @@ TEST_CASE("a shuffle that only part of a sub-group executes: cannot_finish names
     CHECK(e->error_kind() == kind::cannot_finish);
     CHECK(e->local() == xyz{32, 0, 0});
     const std::string what = e->what();
-    CHECK(names(what, "items 32-35 wait at shfl ", divergent_shuffle::line));
+    CHECK(this_file.names(what, "items 32-35 wait at shfl ", divergent_shuffle::line));
     CHECK_THAT(what, ContainsSubstring("(sub-group 1)"));
     CHECK_THAT(what, ContainsSubstring("items 0-31, 36-39 exited"));
   }
@@ -386,13 +367,13 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
     std::string text;
   };
   const expectation cases[] = {
-      {0, disagreeing::line_down, "shfl_down at " + loc(disagreeing::line_down) + ": offset differs: lane 0 passes 1, lane 4 passes 2"},
-      {1, disagreeing::line_xor, "shfl_xor at " + loc(disagreeing::line_xor) + ": mask differs: lane 0 passes 1, lane 4 passes 3"},
-      {2, disagreeing::line_width, "shfl at " + loc(disagreeing::line_width) + ": width differs: lane 0 passes 4, lane 4 passes 8"},
-      {3, disagreeing::line_init, "sub_group_exclusive_scan at " + loc(disagreeing::line_init) + ": init differs"},
+      {0, disagreeing::line_down, "shfl_down at " + this_file.loc(disagreeing::line_down) + ": offset differs: lane 0 passes 1, lane 4 passes 2"},
+      {1, disagreeing::line_xor, "shfl_xor at " + this_file.loc(disagreeing::line_xor) + ": mask differs: lane 0 passes 1, lane 4 passes 3"},
+      {2, disagreeing::line_width, "shfl at " + this_file.loc(disagreeing::line_width) + ": width differs: lane 0 passes 4, lane 4 passes 8"},
+      {3, disagreeing::line_init, "sub_group_exclusive_scan at " + this_file.loc(disagreeing::line_init) + ": init differs"},
       {4, disagreeing::line_a,
-       "the work-items execute different communication functions together: lane 0 is at shfl " + loc(disagreeing::line_a) +
-           ", lane 4 at shfl_up " + loc(disagreeing::line_b)},
+       "the work-items execute different communication functions together: lane 0 is at shfl " + this_file.loc(disagreeing::line_a) +
+           ", lane 4 at shfl_up " + this_file.loc(disagreeing::line_b)},
   };
   for (const auto& c : cases) {
     INFO("case " << c.what);
@@ -414,7 +395,7 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
   const auto e = sync_error(cuda);
   REQUIRE(e);
   CHECK(e->error_kind() == kind::cannot_finish);
-  CHECK(names(e->what(), "items 4-7 wait at shfl ", disagreeing::line_width));
+  CHECK(this_file.names(e->what(), "items 4-7 wait at shfl ", disagreeing::line_width));
 }
 
 TEST_CASE("exclusive scan init: compared by value, not by padding bytes", "[sub_group_diagnostics]") {
@@ -432,7 +413,7 @@ TEST_CASE("exclusive scan init: compared by value, not by padding bytes", "[sub_
   const auto e = sync_error(b);
   REQUIRE(e);
   CHECK(e->error_kind() == kind::collective_mismatch);
-  CHECK(names(e->what(), "sub_group_exclusive_scan at ", padded_inits::line));
+  CHECK(this_file.names(e->what(), "sub_group_exclusive_scan at ", padded_inits::line));
   CHECK_THAT(std::string(e->what()), ContainsSubstring("init differs"));
   CHECK_THAT(std::string(e->what()), ContainsSubstring("lane 5"));
 }
@@ -472,9 +453,9 @@ TEST_CASE("a bad width, offset or mask: invalid_collective names the value and t
     CHECK(e->local().x >= 0);
     CHECK(e->local().x < 32);
     CHECK_THAT(what, ContainsSubstring("work-item (" + std::to_string(e->local().x) + ", 0, 0)"));
-    CHECK(at_line(e->where(), line));
+    CHECK(this_file.at_line(e->where(), line));
     CHECK_THAT(what, ContainsSubstring(texts[which]));
-    CHECK(names(what, "(at ", line));
+    CHECK(this_file.names(what, "(at ", line));
     CHECK_THAT(what, !ContainsSubstring("after barrier"));  // no barrier was passed at that line
   }
   ki::launch(b, {.numgroups = 2, .workgroupsize = 32}, invalid_call{-1}, out);
@@ -496,8 +477,8 @@ TEST_CASE("without independent sub-groups, sub-groups executing different sequen
     const std::string what = e->what();
     CHECK_THAT(what, ContainsSubstring("without independent sub-groups (profile 'strict')"));
     CHECK_THAT(what, ContainsSubstring("the same communication functions in the same order"));
-    CHECK(names(what, "shfl at ", different_sequences::line_a));
-    CHECK(names(what, "sub_group_any at ", different_sequences::line_a));
+    CHECK(this_file.names(what, "shfl at ", different_sequences::line_a));
+    CHECK(this_file.names(what, "sub_group_any at ", different_sequences::line_a));
   }
   SECTION("different numbers of functions") {
     ki::launch(strict, {.numgroups = 1, .workgroupsize = {8, 8}}, different_sequences{true}, out);
@@ -508,7 +489,7 @@ TEST_CASE("without independent sub-groups, sub-groups executing different sequen
     CHECK_THAT(what, ContainsSubstring("without independent sub-groups (profile 'strict')"));
     CHECK_THAT(what, ContainsSubstring("executed 2"));
     CHECK_THAT(what, ContainsSubstring("executed 1"));
-    CHECK(at_line(e->where(), different_sequences::line_c));
+    CHECK(this_file.at_line(e->where(), different_sequences::line_c));
   }
   SECTION("with independent sub-groups (intel preset) the same kernels run") {
     const ki::reference::backend intel{.device = preset("intel"), .threads = 1};
@@ -530,9 +511,9 @@ TEST_CASE("without partitionable sub-groups, a width function executed by some s
     const auto e = sync_error(amd);
     REQUIRE(e);
     CHECK(e->error_kind() == kind::cannot_finish);
-    CHECK(at_line(e->where(), segment_only::line));
+    CHECK(this_file.at_line(e->where(), segment_only::line));
     const std::string what = e->what();
-    CHECK(names(what, "items 0-3 wait at shfl ", segment_only::line));
+    CHECK(this_file.names(what, "items 0-3 wait at shfl ", segment_only::line));
     CHECK_THAT(what, ContainsSubstring("items 4-31 exited"));
   }
   SECTION("segment 0 loops once more") {
@@ -540,7 +521,7 @@ TEST_CASE("without partitionable sub-groups, a width function executed by some s
     const auto e = sync_error(amd);
     REQUIRE(e);
     CHECK(e->error_kind() == kind::cannot_finish);
-    CHECK(names(e->what(), "items 0-3 wait at shfl ", segment_only::line));
+    CHECK(this_file.names(e->what(), "items 0-3 wait at shfl ", segment_only::line));
   }
   SECTION("with partitionable sub-groups (cuda preset) the same kernels work") {
     const ki::reference::backend cuda{.device = preset("cuda")};

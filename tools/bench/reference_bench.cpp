@@ -20,63 +20,30 @@
 // Every benchmark checks its result once, outside the timed loop, and reports an error instead
 // of a number if the kernel computed something wrong. After the usual table a summary prints the
 // medians over the repetitions (--benchmark_repetitions=3) and the ratios.
-#include <benchmark/benchmark.h>
-
-#include <ki/ki.hpp>
+#include "bench_common.hpp"
 
 #include "reference/src/fiber.hpp"  // private to ki::reference; linked from it
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <exception>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {
 
-using i64 = std::int64_t;
-using ref_backend = ki::reference::backend;
+using namespace ki_bench;
 template <class T>
 using ref_array = ki::array<T, ref_backend>;
 
-constexpr i64 group_size = 256;
-constexpr int barrier_count = 1000;
+constexpr int barrier_count = ops_per_item;  // barriers per work-item in BM_ki_barrier
 constexpr i64 vadd_n = i64{1} << 24;
 
 int all_cores() { return std::max(2, static_cast<int>(std::thread::hardware_concurrency())); }
 
-/// The benchmark loop, also timing body() with steady_clock to set counter = nanoseconds per
-/// unit, `units` units per iteration. (An inverted rate counter would print as seconds.)
-template <class F>
-void timed_loop(benchmark::State& state, const char* counter, double units, F body) {
-  double ns = 0;
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    body();
-    ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-  }
-  state.counters[counter] = ns / (static_cast<double>(state.iterations()) * units);
-}
-
 // --- kernels -------------------------------------------------------------------------------
-
-struct barrier_loop {
-  KI_DEVICE void operator()(ki::span<int> passed, int iters) const {
-    int k = 0;
-    for (int i = 0; i < iters; ++i) {
-      ki::barrier();
-      ++k;
-    }
-    passed[ki::get_global_id().x] = k;
-  }
-};
 
 struct vadd {
   KI_DEVICE void operator()(ki::span<float> c, ki::span<const float> a, ki::span<const float> b) const {
@@ -169,17 +136,12 @@ void BM_ki_barrier(benchmark::State& state) {
     ki::launch(b, {.numgroups = 1, .workgroupsize = group_size}, barrier_loop{}, passed, barrier_count);
     ki::synchronize(b);
   };
-  try {
-    launch();
+  const auto check = [&]() -> std::string {
     for (int v : ki::to_host(b, passed))
-      if (v != barrier_count) {
-        state.SkipWithError(("a work-item passed " + std::to_string(v) + " barriers, not 1000").c_str());
-        return;
-      }
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+      if (v != barrier_count) return "a work-item passed " + std::to_string(v) + " barriers, not 1000";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
   timed_loop(state, "ns_per_item_barrier", static_cast<double>(group_size) * barrier_count, launch);
 }
 BENCHMARK(BM_ki_barrier)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -333,18 +295,13 @@ void BM_ki_vadd(benchmark::State& state) {
     ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
     ki::synchronize(b);
   };
-  try {
-    launch();
+  const auto check = [&]() -> std::string {
     const float *a = d.a.data(), *bb = d.b.data(), *c = d.c.data();
     for (i64 i = 0; i < d.n; ++i)
-      if (c[i] != a[i] + bb[i]) {
-        state.SkipWithError(("c[" + std::to_string(i) + "] != a[i] + b[i]").c_str());
-        return;
-      }
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+      if (c[i] != a[i] + bb[i]) return "c[" + std::to_string(i) + "] != a[i] + b[i]";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
 }
@@ -390,19 +347,14 @@ void BM_ki_reduce(benchmark::State& state) {
     ki::launch(b, {.numgroups = d.groups(), .workgroupsize = group_size}, partial_sums{}, d.sums, d.a);
     ki::synchronize(b);
   };
-  try {
-    launch();
+  const auto check = [&]() -> std::string {
     const auto expect = tree_sums(d.a.data(), d.n);
     const float* got = d.sums.data();
     for (std::size_t g = 0; g < expect.size(); ++g)
-      if (got[g] != expect[g]) {
-        state.SkipWithError(("partial sum of group " + std::to_string(g) + " is wrong").c_str());
-        return;
-      }
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+      if (got[g] != expect[g]) return "partial sum of group " + std::to_string(g) + " is wrong";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
   // 9 barriers per work-item: one after the load, one after each of the log2(256) halvings.
   timed_loop(state, "ns_per_item_barrier", static_cast<double>(d.groups() * group_size * 9), launch);
   state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
@@ -451,39 +403,22 @@ BENCHMARK(BM_plain_reduce)
 // --- summary -------------------------------------------------------------------------------
 
 /// The console table, then the medians over repetitions and the ratios the targets are stated in.
-class summary_reporter : public benchmark::ConsoleReporter {
+class summary_reporter : public summary_reporter_base {
  public:
-  using benchmark::ConsoleReporter::ConsoleReporter;
+  using summary_reporter_base::summary_reporter_base;
 
-  void ReportRuns(const std::vector<Run>& runs) override {
-    benchmark::ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      std::string key = r.run_name.function_name;
-      if (!r.run_name.args.empty()) key += "/" + r.run_name.args;
-      for (const auto& [name, c] : r.counters) samples_[key][name].push_back(c.value);
-    }
-  }
-
-  void Finalize() override {
-    benchmark::ConsoleReporter::Finalize();
-    auto& os = GetOutputStream();
-    char line[256];
-    const auto out = [&](const char* fmt, auto... v) {
-      std::snprintf(line, sizeof line, fmt, v...);
-      os << line;
-    };
-    os << "\nSummary (medians over repetitions; ratios of medians)\n";
+ protected:
+  void summary(std::ostream& os) override {
     const std::string N = std::to_string(vadd_n), cores = std::to_string(all_cores());
 
     const auto bar = median("BM_ki_barrier", "ns_per_item_barrier");
     const auto ring = median("BM_fiber_core_ring", "ns_per_switch");
     const auto minimal = median("BM_minimal_switch_ring", "ns_per_switch");
-    if (bar) out("  barrier (256 items x 1000 barriers, threads=1): %7.2f ns per item per barrier (target <= 15)\n", *bar);
-    if (ring) out("  fiber_core ring switch (256 fibers):             %7.2f ns per switch\n", *ring);
-    if (minimal) out("  hand-written minimal switch ring (no Boost):     %7.2f ns per switch\n", *minimal);
-    if (bar && ring) out("  barrier / fiber_core switch:                     %7.2fx\n", *bar / *ring);
-    if (bar && minimal) out("  barrier / minimal switch:                        %7.2fx\n", *bar / *minimal);
+    if (bar) print("  barrier (256 items x 1000 barriers, threads=1): %7.2f ns per item per barrier (target <= 15)\n", *bar);
+    if (ring) print("  fiber_core ring switch (256 fibers):             %7.2f ns per switch\n", *ring);
+    if (minimal) print("  hand-written minimal switch ring (no Boost):     %7.2f ns per switch\n", *minimal);
+    if (bar && ring) print("  barrier / fiber_core switch:                     %7.2fx\n", *bar / *ring);
+    if (bar && minimal) print("  barrier / minimal switch:                        %7.2fx\n", *bar / *minimal);
 
     const auto gbs = [&](const std::string& key) {
       auto v = median(key, "bytes_per_second");
@@ -494,18 +429,18 @@ class summary_reporter : public benchmark::ConsoleReporter {
     const auto compare = [&](const std::string& what, const std::string& ki_key, const std::string& plain_key,
                              const char* note) {
       const auto p1 = gbs(plain_key + "/1"), pn = gbs(plain_key + "/" + cores);
-      if (p1) out("  %s plain loop, 1 thread:   %8.3f GB/s\n", what.c_str(), *p1);
-      if (pn) out("  %s plain loop, %s threads:  %8.3f GB/s\n", what.c_str(), cores.c_str(), *pn);
+      if (p1) print("  %s plain loop, 1 thread:   %8.3f GB/s\n", what.c_str(), *p1);
+      if (pn) print("  %s plain loop, %s threads:  %8.3f GB/s\n", what.c_str(), cores.c_str(), *pn);
       for (const char* t : {"0", "1"}) {
         const auto k = gbs(ki_key + "/" + t);
         if (!k) continue;
-        out("  %s ki, %-13s    %8.3f GB/s", what.c_str(), *t == '0' ? "all cores:" : "1 thread:", *k);
-        if (p1) out("   ki/plain(1 thread) %.3fx", *k / *p1);
-        if (pn) out("   ki/plain(%s threads) %.3fx", cores.c_str(), *k / *pn);
+        print("  %s ki, %-13s    %8.3f GB/s", what.c_str(), *t == '0' ? "all cores:" : "1 thread:", *k);
+        if (p1) print("   ki/plain(1 thread) %.3fx", *k / *p1);
+        if (pn) print("   ki/plain(%s threads) %.3fx", cores.c_str(), *k / *pn);
         os << note << "\n";
         if (const auto nb = median(ki_key + "/" + t, "ns_per_item_barrier"))
-          out("  %s ki, %-13s    %8.2f ns of wall time per item per barrier\n", what.c_str(),
-              *t == '0' ? "all cores:" : "1 thread:", *nb);
+          print("  %s ki, %-13s    %8.2f ns of wall time per item per barrier\n", what.c_str(),
+                *t == '0' ? "all cores:" : "1 thread:", *nb);
       }
     };
     for (const int lg : {20, 24}) {
@@ -517,29 +452,8 @@ class summary_reporter : public benchmark::ConsoleReporter {
       compare(what, "BM_ki_reduce/" + n, "BM_plain_reduce/" + n, "");
     }
   }
-
- private:
-  std::optional<double> median(const std::string& key, const std::string& counter) const {
-    const auto k = samples_.find(key);
-    if (k == samples_.end()) return std::nullopt;
-    const auto c = k->second.find(counter);
-    if (c == k->second.end() || c->second.empty()) return std::nullopt;
-    std::vector<double> v = c->second;
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-  }
-  std::map<std::string, std::map<std::string, std::vector<double>>> samples_;
 };
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  summary_reporter reporter(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Defaults
-                                                    : benchmark::ConsoleReporter::OO_Tabular);
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return ki_bench::run_benchmarks<summary_reporter>(argc, argv); }

@@ -7,7 +7,7 @@
 // nanoseconds per work-item per operation.
 //
 //   BM_ki_barrier              the baseline: 1000 work-group barriers (the same kernel and
-//                              numbers as BM_ki_barrier in ki_bench_reference)
+//                              numbers as BM_ki_barrier in ki_bench_reference: bench_common.hpp)
 //   BM_ki_sub_group_barrier/W  1000 sub_group_barrier(): the collective machinery, no data
 //   BM_ki_shfl_xor/W           1000 shfl_xor(v, mask), the mask cycling through [1, W)
 //   BM_ki_sub_group_reduce/W   1000 sub_group_reduce(add, v)
@@ -18,29 +18,18 @@
 // Every benchmark checks its result once, outside the timed loop, and reports an error instead
 // of a number if the kernel computed something wrong. After the usual table a summary prints the
 // medians over the repetitions (--benchmark_repetitions=3) and the ratios.
-#include <benchmark/benchmark.h>
+#include "bench_common.hpp"
 
-#include <ki/ki.hpp>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <exception>
-#include <map>
 #include <optional>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace {
 
-using i64 = std::int64_t;
-using ref_backend = ki::reference::backend;
+using namespace ki_bench;
 
-constexpr i64 group_size = 256;
-constexpr int ops_per_item = 1000;
 constexpr int widths[] = {8, 32, 64};
+constexpr const char* op_counter = "ns_per_item_op";  // ns per work-item per operation
 
 /// The emulated device: the cuda preset's defaults with the sub-group width W, linear layout.
 ref_backend backend_with_width(i64 w) {
@@ -51,31 +40,7 @@ ref_backend backend_with_width(i64 w) {
   return ref_backend{.device = p, .threads = 1};
 }
 
-/// The benchmark loop, also timing body() with steady_clock to set counter = nanoseconds per
-/// unit, `units` units per iteration. (An inverted rate counter would print as seconds.)
-template <class F>
-void timed_loop(benchmark::State& state, const char* counter, double units, F body) {
-  double ns = 0;
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    body();
-    ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-  }
-  state.counters[counter] = ns / (static_cast<double>(state.iterations()) * units);
-}
-
 // --- kernels -------------------------------------------------------------------------------
-
-struct barrier_loop {
-  KI_DEVICE void operator()(ki::span<int> out, int iters) const {
-    int k = 0;
-    for (int i = 0; i < iters; ++i) {
-      ki::barrier();
-      ++k;
-    }
-    out[ki::get_global_id().x] = k;
-  }
-};
 
 struct sub_group_barrier_loop {
   KI_DEVICE void operator()(ki::span<int> out, int iters) const {
@@ -154,21 +119,16 @@ void run_bench(benchmark::State& state, const ref_backend& b, K k, const std::ve
     ki::launch(b, {.numgroups = 1, .workgroupsize = group_size}, k, out, ops_per_item);
     ki::synchronize(b);
   };
-  try {
-    launch();
+  const auto check = [&]() -> std::string {
     const auto got = ki::to_host(b, out);
     for (i64 i = 0; i < group_size; ++i)
-      if (got[static_cast<std::size_t>(i)] != expect[static_cast<std::size_t>(i)]) {
-        state.SkipWithError(("work-item " + std::to_string(i) + " computed " + std::to_string(got[static_cast<std::size_t>(i)]) +
-                             ", expected " + std::to_string(expect[static_cast<std::size_t>(i)]))
-                                .c_str());
-        return;
-      }
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
-  timed_loop(state, "ns_per_item_op", static_cast<double>(group_size) * ops_per_item, launch);
+      if (got[static_cast<std::size_t>(i)] != expect[static_cast<std::size_t>(i)])
+        return "work-item " + std::to_string(i) + " computed " + std::to_string(got[static_cast<std::size_t>(i)]) +
+               ", expected " + std::to_string(expect[static_cast<std::size_t>(i)]);
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  timed_loop(state, op_counter, static_cast<double>(group_size) * ops_per_item, launch);
 }
 
 // --- benchmarks ----------------------------------------------------------------------------
@@ -201,49 +161,33 @@ BENCHMARK(BM_ki_sub_group_reduce)->Apply(width_args);
 // --- summary -------------------------------------------------------------------------------
 
 /// The console table, then the medians over repetitions and the ratios to the barrier.
-class summary_reporter : public benchmark::ConsoleReporter {
+class summary_reporter : public summary_reporter_base {
  public:
-  using benchmark::ConsoleReporter::ConsoleReporter;
+  using summary_reporter_base::summary_reporter_base;
 
-  void ReportRuns(const std::vector<Run>& runs) override {
-    benchmark::ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      std::string key = r.run_name.function_name;
-      if (!r.run_name.args.empty()) key += "/" + r.run_name.args;
-      for (const auto& [name, c] : r.counters) samples_[key][name].push_back(c.value);
-    }
-  }
-
-  void Finalize() override {
-    benchmark::ConsoleReporter::Finalize();
-    auto& os = GetOutputStream();
-    char line[256];
-    const auto out = [&](const char* fmt, auto... v) {
-      std::snprintf(line, sizeof line, fmt, v...);
-      os << line;
-    };
+ protected:
+  void summary(std::ostream& os) override {
     const auto cell = [&](std::optional<double> v, const char* fmt) {
-      if (v) out(fmt, *v);
-      else out("%10s", "-");
+      if (v) print(fmt, *v);
+      else print("%10s", "-");
     };
     const auto ratio = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
       if (a && b && *b > 0) return *a / *b;
       return std::nullopt;
     };
-    os << "\nSummary (medians over repetitions; ratios of medians)\n";
-    const auto bar = median("BM_ki_barrier");
-    out("  one work-group of %d items, %d operations per item, threads=1; ns per item per operation\n",
-        static_cast<int>(group_size), ops_per_item);
-    if (bar) out("  barrier (work-group):  %7.2f ns per item per barrier\n", *bar);
-    out("  %5s %10s %10s %10s %10s %10s %10s\n", "width", "sg_barrier", "shfl_xor", "reduce", "sgbar/bar", "shfl/bar",
-        "reduce/bar");
+    const auto bar = median("BM_ki_barrier", op_counter);
+    print("  one work-group of %d items, %d operations per item, threads=1; ns per item per operation\n",
+          static_cast<int>(group_size), ops_per_item);
+    if (bar) print("  barrier (work-group):  %7.2f ns per item per barrier\n", *bar);
+    print("  %5s %10s %10s %10s %10s %10s %10s\n", "width", "sg_barrier", "shfl_xor", "reduce", "sgbar/bar", "shfl/bar",
+          "reduce/bar");
     for (const int w : widths) {
       std::string a = "/";  // (not "/" + to_string: GCC 12 warns falsely, -Wrestrict)
       a += std::to_string(w);
-      const auto sgb = median("BM_ki_sub_group_barrier" + a), shf = median("BM_ki_shfl_xor" + a),
-                 red = median("BM_ki_sub_group_reduce" + a);
-      out("  %5d ", w);
+      const auto sgb = median("BM_ki_sub_group_barrier" + a, op_counter),
+                 shf = median("BM_ki_shfl_xor" + a, op_counter),
+                 red = median("BM_ki_sub_group_reduce" + a, op_counter);
+      print("  %5d ", w);
       cell(sgb, "%10.2f ");
       cell(shf, "%10.2f ");
       cell(red, "%10.2f ");
@@ -253,29 +197,8 @@ class summary_reporter : public benchmark::ConsoleReporter {
       os << "\n";
     }
   }
-
- private:
-  std::optional<double> median(const std::string& key, const std::string& counter = "ns_per_item_op") const {
-    const auto k = samples_.find(key);
-    if (k == samples_.end()) return std::nullopt;
-    const auto c = k->second.find(counter);
-    if (c == k->second.end() || c->second.empty()) return std::nullopt;
-    std::vector<double> v = c->second;
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-  }
-  std::map<std::string, std::map<std::string, std::vector<double>>> samples_;
 };
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  summary_reporter reporter(::isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Defaults
-                                                    : benchmark::ConsoleReporter::OO_Tabular);
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return ki_bench::run_benchmarks<summary_reporter>(argc, argv); }
