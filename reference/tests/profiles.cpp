@@ -1,0 +1,139 @@
+// The device profiles of the reference backend: the supports_* queries answer from the profile,
+// the adversarial layout really scatters lanes over several partial sub-groups, and every kind
+// of sub-group function (not only shuffles) must be executed by the whole sub-group.
+#include <algorithm>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <ki/ki.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+using i64 = std::int64_t;
+using kind = ki::kernel_error::kind;
+using Catch::Matchers::ContainsSubstring;
+using ki_test::oracle::sync_error;
+constexpr ki_test::oracle::source_file this_file{"profiles.cpp"};
+
+struct expected_profile {
+  const char* name;
+  i64 width;
+  bool linear, independent, partitionable, float64;
+};
+
+// From the preset table of docs/sub-groups.md.
+const expected_profile presets[] = {
+    {"cuda", 32, true, true, true, true},     {"amd-wave64", 64, true, true, false, true},
+    {"amd-wave32", 32, true, true, false, true}, {"intel", 16, false, true, false, false},
+    {"apple", 32, true, true, false, false},  {"strict", 16, false, false, false, false},
+};
+
+struct record_layout {
+  KI_DEVICE void operator()(ki::span<i64> sg, ki::span<i64> lane, ki::span<i64> size, ki::span<i64> count) const {
+    const auto i = ki::get_local_id().x;
+    sg[i] = ki::get_sub_group_id();
+    lane[i] = ki::get_sub_group_local_id();
+    size[i] = ki::get_sub_group_size();
+    count[i] = ki::get_num_sub_groups();
+  }
+};
+
+// Only work-items with local id < `active` call the function; the others return at once.
+template <int Which>
+struct partial_call {
+  static constexpr unsigned line = __LINE__ + 6;  // the line of the Which == 0 call
+  int active;
+  KI_DEVICE void operator()(ki::span<i64> out) const {
+    const auto i = ki::get_local_id().x;
+    if (i >= active) return;
+    i64 r = 0;
+    if constexpr (Which == 0) r = ki::sub_group_reduce(std::plus<>{}, i64(i));
+    if constexpr (Which == 1) r = ki::sub_group_any(i == 0) ? 1 : 0;
+    if constexpr (Which == 2) r = static_cast<i64>(ki::sub_group_ballot(i % 2 == 0));
+    if constexpr (Which == 3) ki::sub_group_barrier();
+    if constexpr (Which == 4) r = ki::sub_group_exclusive_scan(std::plus<>{}, i64(i), i64(0), 8);
+    out[i] = r;
+  }
+};
+
+template <int Which>
+void check_partial(const char* what, const char* waiting = "items 0-19", const char* exited = "items 20-31 exited") {
+  const ki::reference::backend b{.device = ki::reference::profile::preset("cuda")};
+  auto out = ki::zeros<i64>(b, 32);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, partial_call<Which>{20}, out);
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::cannot_finish);
+  const std::string msg = e->what();
+  CHECK(this_file.names(msg, std::string(waiting) + " wait at " + what + " ", partial_call<Which>::line + Which));
+  CHECK_THAT(msg, ContainsSubstring(exited));
+}
+
+}  // namespace
+
+TEST_CASE("profiles: every supports_* query answers from the preset", "[profiles]") {
+  for (const auto& p : presets) {
+    INFO(p.name);
+    const ki::reference::backend b{.device = ki::reference::profile::preset(p.name)};
+    CHECK(ki::sub_group_size(b) == p.width);
+    CHECK(ki::supports_subgroups(b));
+    CHECK(ki::supports_linear_subgroups(b) == p.linear);
+    CHECK(ki::supports_independent_subgroups(b) == p.independent);
+    CHECK(ki::supports_partitionable_subgroups(b) == p.partitionable);
+    CHECK(ki::supports_float64(b) == p.float64);
+    CHECK(ki::supports_shuffle<double>(b));  // moved as bytes, even without float64
+    // partitionable implies independent, independent implies sub-groups
+    CHECK((!ki::supports_partitionable_subgroups(b) || ki::supports_independent_subgroups(b)));
+  }
+}
+
+TEST_CASE("profiles: the adversarial layout scatters lanes over several partial sub-groups", "[profiles]") {
+  for (const char* name : {"intel", "strict"}) {
+    INFO(name);
+    const ki::reference::backend b{.device = ki::reference::profile::preset(name)};
+    const i64 n = 40, w = ki::sub_group_size(b);
+    auto sg = ki::zeros<i64>(b, n), lane = ki::zeros<i64>(b, n), size = ki::zeros<i64>(b, n), count = ki::zeros<i64>(b, n);
+    ki::launch(b, {.numgroups = 1, .workgroupsize = n}, record_layout{}, sg, lane, size, count);
+    const auto s = ki::to_host(b, sg), l = ki::to_host(b, lane), z = ki::to_host(b, size), c = ki::to_host(b, count);
+    // More sub-groups than cld(n, W): several of them are partial.
+    CHECK(c[0] > (n + w - 1) / w);
+    i64 partial = 0;
+    std::map<i64, std::vector<i64>> members;  // sub-group -> items by lane
+    for (i64 i = 0; i < n; ++i) members[s[i]].push_back(i);
+    for (const auto& [g, items] : members)
+      if (static_cast<i64>(items.size()) < w) ++partial;
+    CHECK(partial >= 2);
+    // Not the linear layout: some item is not at lane lin % W of sub-group lin / W.
+    bool scattered = false;
+    for (i64 i = 0; i < n; ++i) scattered = scattered || s[i] != i / w || l[i] != i % w;
+    CHECK(scattered);
+    // Still a valid layout: lanes 0..size-1 of each sub-group, each exactly once.
+    for (const auto& [g, items] : members) {
+      std::set<i64> lanes;
+      for (i64 i : items) {
+        lanes.insert(l[i]);
+        CHECK(z[i] == static_cast<i64>(items.size()));
+      }
+      CHECK(static_cast<i64>(lanes.size()) == static_cast<i64>(items.size()));
+      CHECK(*lanes.rbegin() == static_cast<i64>(items.size()) - 1);
+    }
+  }
+}
+
+TEST_CASE("profiles: votes, collectives and sub_group_barrier executed by part of a sub-group: cannot_finish",
+          "[profiles]") {
+  check_partial<0>("sub_group_reduce");
+  check_partial<1>("sub_group_any");
+  check_partial<2>("sub_group_ballot");
+  check_partial<3>("sub_group_barrier");
+  // With a width on a partitionable device (cuda), only the segment of 8 lanes has to execute
+  // it together: segments 0 and 1 (items 0-15) complete, segment 2 waits for items 20-23.
+  check_partial<4>("sub_group_exclusive_scan", "items 16-19", "items 0-15, 20-31 exited");
+}
