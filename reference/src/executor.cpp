@@ -109,7 +109,8 @@ struct item_failure {
 using status = cpu::item_status;
 
 struct item : cpu::item_state {
-  source_location at{};               // the barrier it waits at (or passed last)
+  source_location at{};               // the sync point it waits at (or passed last)
+  const char* at_what = "barrier";    // what is there: "barrier" or a sub-group function
   cpu::collective* coll = nullptr;    // while in_collective: its record (on its own stack)
 };
 
@@ -193,6 +194,7 @@ class group_runner final : public cpu::executor {
     item& it = current();
     it.status = status::waiting;
     it.at = where;
+    it.at_what = "barrier";
     waiting_.push_back(static_cast<int>(it.local_linear));
     if (arrived_++ == 0) round_point_ = where;
     else if (!same_point(where, round_point_)) mismatch_ = true;
@@ -203,6 +205,7 @@ class group_runner final : public cpu::executor {
     item& it = current();
     const i64 W = gs_.sub_group_width;
     it.at = c.where;  // errors about this call name its line
+    it.at_what = name_of(c.kind);
     if (std::string bad = check_arguments(c, W); !bad.empty())
       throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
     // The scope: the caller's segment where segments may diverge, else the whole sub-group.
@@ -212,7 +215,6 @@ class group_runner final : public cpu::executor {
     const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
     it.status = status::in_collective;
     it.coll = &c;
-    it.at = c.where;
     ++in_collective_;
     auto& scopes = pending_[static_cast<std::size_t>(sg)];
     auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
@@ -446,7 +448,7 @@ class group_runner final : public cpu::executor {
     if (it.at.line != 0) {
       where = to_string(it.at);
       // A bad call is named "(at ...)" by `what`; other errors happened after this sync point.
-      if (k != kernel_error::kind::invalid_collective) os << " (after barrier " << where << ")";
+      if (k != kernel_error::kind::invalid_collective) os << " (after " << it.at_what << " " << where << ")";
     }
     return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
   }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -136,4 +137,28 @@ TEST_CASE("profiles: votes, collectives and sub_group_barrier executed by part o
   // With a width on a partitionable device (cuda), only the segment of 8 lanes has to execute
   // it together: segments 0 and 1 (items 0-15) complete, segment 2 waits for items 20-23.
   check_partial<4>("sub_group_exclusive_scan", "items 16-19", "items 0-15, 20-31 exited");
+}
+
+namespace {
+struct throw_after_reduce {
+  static constexpr unsigned line = __LINE__ + 3;
+  KI_DEVICE void operator()(ki::span<i64> out) const {
+    const auto i = ki::get_local_id().x;
+    const i64 r = ki::sub_group_reduce(std::plus<>{}, i64(i));
+    if (i == 5) throw std::runtime_error("boom");
+    out[i] = r;
+  }
+};
+}  // namespace
+
+TEST_CASE("profiles: an error after a sub-group function names that function and its line", "[profiles]") {
+  const ki::reference::backend b{.device = ki::reference::profile::preset("cuda")};
+  auto out = ki::zeros<i64>(b, 32);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, throw_after_reduce{}, out);
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::exception);
+  CHECK(e->local() == ki::xyz<i64>{5, 0, 0});
+  CHECK(this_file.at_line(e->where(), throw_after_reduce::line));
+  CHECK(this_file.names(e->what(), "(after sub_group_reduce ", throw_after_reduce::line));
 }
