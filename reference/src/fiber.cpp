@@ -169,6 +169,7 @@ struct fiber_core::impl {
   std::vector<stack> stacks;  // every stack this thread ever made
   std::vector<char*> free;    // tops of the free ones
   std::vector<fctx::fcontext_t> slots;  // suspended contexts; nullptr: empty
+  int live = 0;                          // non-empty slots (so that reset() need not scan them)
   int from = -1;      // slot of the context switching away; -1: it has ended (nothing to keep)
   entry_fn entry = nullptr;  // what the next spawned fiber runs
   void* arg = nullptr;
@@ -192,11 +193,12 @@ struct fiber_core::impl {
   fctx::fcontext_t take(int i) {
     fctx::fcontext_t c = std::exchange(slots[static_cast<std::size_t>(i)], nullptr);
     if (c == nullptr) throw std::logic_error("ki::reference: internal error: resuming an empty fiber slot");
+    --live;
     return c;
   }
   /// Where every switch lands: keep the context that switched away, unless it has ended.
   void arrived(fctx::transfer_t t) {
-    if (from >= 0) slots[static_cast<std::size_t>(from)] = t.fctx;
+    if (from >= 0) slots[static_cast<std::size_t>(from)] = t.fctx, ++live;
   }
 
   // First code of every fiber. It never returns (a returning fcontext ends the process): when
@@ -229,11 +231,7 @@ std::size_t fiber_core::stack_size() const noexcept { return impl_->usable; }
 
 void fiber_core::reset(int slots) {
   // After a group that finished normally every slot is empty and every stack is free.
-  for (fctx::fcontext_t c : impl_->slots)
-    if (c != nullptr) {
-      abandon_all();
-      break;
-    }
+  if (impl_->live != 0) abandon_all();
   if (impl_->slots.size() < static_cast<std::size_t>(slots)) impl_->slots.resize(static_cast<std::size_t>(slots), nullptr);
 }
 
@@ -288,6 +286,7 @@ void fiber_core::recheck_fault_handlers() noexcept { handler_generation.fetch_ad
 
 void fiber_core::abandon_all() noexcept {
   for (auto& c : impl_->slots) c = nullptr;  // a dropped context is just forgotten, never unwound
+  impl_->live = 0;
   impl_->free.clear();
   for (const stack& s : impl_->stacks) impl_->free.push_back(s.top());
 }
