@@ -30,6 +30,7 @@ profile profile::preset(std::string_view name) {
   }
   if (name == "apple") {
     p.name = "apple";
+    p.atomics64 = false;  // Metal: 64-bit atomics only min/max on Apple8, not modelled
     p.max_local_memory = 32 * 1024;
     p.partitionable_subgroups = false;
     p.float64 = false;

@@ -13,6 +13,10 @@
 //       // queued in order; a host source has been read when it returns
 //   static void synchronize(const B&);                       // rethrows failed launches
 //   static bool supports_unified(const B&);
+//   static bool supports_atomics(const B&), supports_atomics64(const B&), supports_float64(const B&);
+//   static bool supports_subgroups(const B&), supports_linear_subgroups(const B&),
+//               supports_independent_subgroups(const B&), supports_partitionable_subgroups(const B&);
+//   template <class T> static bool supports_shuffle(const B&);
 //   static std::int64_t max_work_group_size(const B&);
 //   static std::array<std::int64_t, 3> max_work_group_dims(const B&);
 //   static std::array<std::int64_t, 3> max_num_groups(const B&);

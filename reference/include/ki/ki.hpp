@@ -2,6 +2,7 @@
 // The umbrella header: the portable API and the reference backend.
 #pragma once
 #include <ki/argconvert.hpp>
+#include <ki/atomic.hpp>
 #include <ki/backend.hpp>
 #include <ki/barrier.hpp>
 #include <ki/dims.hpp>

@@ -44,6 +44,13 @@ template <backend B>
 bool supports_partitionable_subgroups(const B& b) { return backend_traits<B>::supports_partitionable_subgroups(b); }
 template <backend B>
 bool supports_float64(const B& b) { return backend_traits<B>::supports_float64(b); }
+/// Atomics on the active device: at least add and compare-exchange on 32-bit integers and float
+/// in global memory (ki::atomic_* on int32/uint32/float); supports_atomics64: also on 64-bit
+/// integers and double.
+template <backend B>
+bool supports_atomics(const B& b) { return backend_traits<B>::supports_atomics(b); }
+template <backend B>
+bool supports_atomics64(const B& b) { return backend_traits<B>::supports_atomics64(b); }
 /// Whether values of type T can be shuffled on the active device of b.
 template <class T, backend B>
 bool supports_shuffle(const B& b) { return backend_traits<B>::template supports_shuffle<T>(b); }

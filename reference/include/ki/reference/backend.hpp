@@ -46,6 +46,9 @@ struct profile {
   /// supports_partitionable_subgroups: segments of a width may diverge (implies independent).
   bool partitionable_subgroups = true;
   bool float64 = true;
+  /// supports_atomics (32-bit integers and float) and supports_atomics64 (64-bit types).
+  bool atomics = true;
+  bool atomics64 = true;
   /// Seeds the adversarial layouts.
   std::uint64_t layout_seed = 1;
   /// 0: unspecified values read as the fixed poison word 0xFFBADBAD; otherwise seeded random.
@@ -157,6 +160,8 @@ struct ki::backend_traits<ki::reference::backend> {
   static bool supports_independent_subgroups(const B& b) { return b.device.independent_subgroups; }
   static bool supports_partitionable_subgroups(const B& b) { return b.device.partitionable_subgroups; }
   static bool supports_float64(const B& b) { return b.device.float64; }
+  static bool supports_atomics(const B& b) { return b.device.atomics; }
+  static bool supports_atomics64(const B& b) { return b.device.atomics64; }
   /// Any trivially copyable type is moved as bytes (the spec's word-wise fallback).
   template <class T>
   static bool supports_shuffle(const B&) { return std::is_trivially_copyable_v<T>; }

@@ -80,6 +80,8 @@ struct ki::backend_traits<ki::cuda::backend> {
     cuda::detail::check(cudaGetLastError(), "kernel launch");
   }
   static bool supports_unified(const B&) { return true; }
+  static bool supports_atomics(const B&) { return true; }
+  static bool supports_atomics64(const B&) { return true; }
   static std::int64_t max_work_group_size(const B&) {
     return cuda::detail::attribute(cudaDevAttrMaxThreadsPerBlock, "cudaDeviceGetAttribute(MaxThreadsPerBlock)");
   }

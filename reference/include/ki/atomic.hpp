@@ -1,0 +1,175 @@
+// Atomics on global memory (elements of a ki::span) and local memory (elements of localmemory),
+// the spec's Atomix-style operations (metal-advanced-kernel-programming.txt, "Atomics").
+//
+//   ki::atomic_fetch_add(&counts[bin], 1);                    // relaxed by default
+//   ki::atomic_store(&flag[0], 1, ki::memory_order::release);
+//   ki::atomic_update(&x[0], [](float v) { return v * 2; });  // any update: a CAS loop
+//
+// Each function takes a pointer to the element (`&span[i]`, `&local[i]`) and an optional
+// ki::memory_order with the C++ meaning; it returns the previous value (fetch_*, exchange,
+// atomic_update) or whether it succeeded (compare_exchange). What an atomic orders, and how it
+// relates to barrier(), is in docs/atomics.md.
+//
+// Types: 32- and 64-bit integers support every operation; float and double support load,
+// store, exchange, compare_exchange, fetch_add and fetch_sub (fetch_min/max/and/or/xor on a
+// floating-point type is a compile-time error: write it with atomic_update). Whether 64-bit
+// types work on a device is ki::supports_atomics64(backend); 32-bit integers and float are
+// always supported where ki::supports_atomics(backend) is true.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <ki/macros.hpp>
+#if KI_GPU_PASS
+#include <cuda/atomic>
+#else
+#include <atomic>
+#endif
+
+namespace ki {
+
+enum class memory_order { relaxed, acquire, release, acq_rel, seq_cst };
+
+namespace detail {
+template <class T>
+concept atomic_integer = std::is_integral_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 4 || sizeof(T) == 8);
+template <class T>
+concept atomic_float = std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <class T>
+concept atomic_value = atomic_integer<T> || atomic_float<T>;
+
+template <class T>
+inline constexpr bool always_false_atomic = false;
+
+#if KI_GPU_PASS
+template <class T>
+using atomic_ref_t = cuda::atomic_ref<T, cuda::thread_scope_device>;
+__device__ inline cuda::memory_order native(memory_order o) {
+  switch (o) {
+    case memory_order::relaxed: return cuda::memory_order_relaxed;
+    case memory_order::acquire: return cuda::memory_order_acquire;
+    case memory_order::release: return cuda::memory_order_release;
+    case memory_order::acq_rel: return cuda::memory_order_acq_rel;
+    default: return cuda::memory_order_seq_cst;
+  }
+}
+#else
+// The reference backend runs work-groups on several threads at once, so these are real
+// atomics (std::atomic_ref), tested for real.
+template <class T>
+using atomic_ref_t = std::atomic_ref<T>;
+inline std::memory_order native(memory_order o) {
+  switch (o) {
+    case memory_order::relaxed: return std::memory_order_relaxed;
+    case memory_order::acquire: return std::memory_order_acquire;
+    case memory_order::release: return std::memory_order_release;
+    case memory_order::acq_rel: return std::memory_order_acq_rel;
+    default: return std::memory_order_seq_cst;
+  }
+}
+#endif
+/// The order a load may use (release/acq_rel make no sense for a load: the nearest valid one).
+KI_DEVICE inline memory_order load_order(memory_order o) {
+  return o == memory_order::release ? memory_order::relaxed : o == memory_order::acq_rel ? memory_order::acquire : o;
+}
+KI_DEVICE inline memory_order store_order(memory_order o) {
+  return o == memory_order::acquire ? memory_order::relaxed : o == memory_order::acq_rel ? memory_order::release : o;
+}
+}  // namespace detail
+
+template <detail::atomic_value T>
+KI_DEVICE T atomic_load(T* p, memory_order o = memory_order::relaxed) {
+  return detail::atomic_ref_t<T>(*p).load(detail::native(detail::load_order(o)));
+}
+
+template <detail::atomic_value T>
+KI_DEVICE void atomic_store(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  detail::atomic_ref_t<T>(*p).store(v, detail::native(detail::store_order(o)));
+}
+
+template <detail::atomic_value T>
+KI_DEVICE T atomic_exchange(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  return detail::atomic_ref_t<T>(*p).exchange(v, detail::native(o));
+}
+
+/// If *p == expected, stores desired and returns true; otherwise loads *p into expected and
+/// returns false. (Strong: no spurious failure.)
+template <detail::atomic_value T>
+KI_DEVICE bool atomic_compare_exchange(T* p, T& expected, std::type_identity_t<T> desired,
+                                       memory_order o = memory_order::relaxed) {
+  return detail::atomic_ref_t<T>(*p).compare_exchange_strong(expected, desired, detail::native(o),
+                                                             detail::native(detail::load_order(o)));
+}
+
+template <detail::atomic_value T>
+KI_DEVICE T atomic_fetch_add(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  return detail::atomic_ref_t<T>(*p).fetch_add(v, detail::native(o));
+}
+
+template <detail::atomic_value T>
+KI_DEVICE T atomic_fetch_sub(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  return detail::atomic_ref_t<T>(*p).fetch_sub(v, detail::native(o));
+}
+
+#define KI_DETAIL_INTEGER_ONLY(T, what)                                                                 \
+  static_assert(detail::atomic_integer<T>, "ki::" what " needs a 32- or 64-bit integer type: for float " \
+                                           "and double, write the update with ki::atomic_update")
+
+template <detail::atomic_value T>
+KI_DEVICE T atomic_fetch_and(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_and");
+  return detail::atomic_ref_t<T>(*p).fetch_and(v, detail::native(o));
+}
+template <detail::atomic_value T>
+KI_DEVICE T atomic_fetch_or(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_or");
+  return detail::atomic_ref_t<T>(*p).fetch_or(v, detail::native(o));
+}
+template <detail::atomic_value T>
+KI_DEVICE T atomic_fetch_xor(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_xor");
+  return detail::atomic_ref_t<T>(*p).fetch_xor(v, detail::native(o));
+}
+
+/// Any update: *p = f(*p), atomically, through a compare-exchange loop (like Metal.@atomic for
+/// operations without a native atomic). Returns the previous value. f may run several times.
+template <detail::atomic_value T, class F>
+KI_DEVICE T atomic_update(T* p, F f, memory_order o = memory_order::relaxed) {
+  detail::atomic_ref_t<T> r(*p);
+  T old = r.load(detail::native(detail::load_order(o)));
+  while (!r.compare_exchange_weak(old, static_cast<T>(f(old)), detail::native(o), detail::native(detail::load_order(o)))) {
+  }
+  return old;
+}
+
+template <detail::atomic_value T>
+KI_DEVICE T atomic_fetch_min(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_min");
+#if KI_GPU_PASS
+  return detail::atomic_ref_t<T>(*p).fetch_min(v, detail::native(o));
+#else
+  return atomic_update(p, [v](T x) { return v < x ? v : x; }, o);  // C++20 has no fetch_min
+#endif
+}
+template <detail::atomic_value T>
+KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_max");
+#if KI_GPU_PASS
+  return detail::atomic_ref_t<T>(*p).fetch_max(v, detail::native(o));
+#else
+  return atomic_update(p, [v](T x) { return v > x ? v : x; }, o);
+#endif
+}
+#undef KI_DETAIL_INTEGER_ONLY
+
+/// Orders memory accesses around it without an atomic operation (C++ atomic_thread_fence).
+KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst) {
+#if KI_GPU_PASS
+  cuda::atomic_thread_fence(detail::native(o), cuda::thread_scope_device);
+#else
+  std::atomic_thread_fence(detail::native(o));
+#endif
+}
+
+}  // namespace ki
