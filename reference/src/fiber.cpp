@@ -25,6 +25,23 @@
 // ~13 ns with jump_fcontext, ~26 ns with boost::context::fiber; see docs/design.md.)
 namespace fctx = boost::context::detail;
 
+// AddressSanitizer must be told about every switch between stacks (Debian's Boost has no
+// sanitizer hooks), or it reports false errors. Only compiled into ASan builds.
+#if defined(__SANITIZE_ADDRESS__)
+#define KI_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KI_FIBER_ASAN 1
+#endif
+#endif
+#ifndef KI_FIBER_ASAN
+#define KI_FIBER_ASAN 0
+#endif
+#if KI_FIBER_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace ki::reference::detail {
 namespace {
 
@@ -170,6 +187,28 @@ struct fiber_core::impl {
   std::vector<char*> free;    // tops of the free ones
   std::vector<fctx::fcontext_t> slots;  // suspended contexts; nullptr: empty
   int live = 0;                          // non-empty slots (so that reset() need not scan them)
+#if KI_FIBER_ASAN
+  struct region {
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+  };
+  std::vector<region> slot_region;  // the stack of the context kept in each slot
+  /// Before leaving the running context for one on `target` (dying: the running one ends).
+  static void leave(void** fake, region target) { __sanitizer_start_switch_fiber(fake, target.bottom, target.size); }
+  /// After arriving: note the stack of the context that switched to us, if it is kept.
+  void landed(void* fake) {
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+    __sanitizer_finish_switch_fiber(fake, &bottom, &size);
+    if (from >= 0) {
+      if (slot_region.size() < slots.size()) slot_region.resize(slots.size());
+      slot_region[static_cast<std::size_t>(from)] = {bottom, size};
+    }
+  }
+  region region_of(int slot) const {
+    return static_cast<std::size_t>(slot) < slot_region.size() ? slot_region[static_cast<std::size_t>(slot)] : region{};
+  }
+#endif
   int from = -1;      // slot of the context switching away; -1: it has ended (nothing to keep)
   entry_fn entry = nullptr;  // what the next spawned fiber runs
   void* arg = nullptr;
@@ -205,12 +244,18 @@ struct fiber_core::impl {
   // the entry is done, the stack goes back to the pool and the fiber jumps away for good.
   static void trampoline(fctx::transfer_t t) {
     impl* self = static_cast<impl*>(t.data);
+#if KI_FIBER_ASAN
+    self->landed(nullptr);
+#endif
     self->arrived(t);
     char* const my_stack = self->entry_stack;
     const int next = self->entry(self->arg);
     self->free.push_back(my_stack);  // safe: nothing runs on this thread before we leave it
     fctx::fcontext_t to = self->take(next);
     self->from = -1;
+#if KI_FIBER_ASAN
+    leave(nullptr, self->region_of(next));  // nullptr: this fiber's stack dies
+#endif
     jump(to, nullptr);
     std::abort();  // unreachable: nobody resumes an ended fiber
   }
@@ -243,14 +288,30 @@ void fiber_core::spawn(int from, entry_fn entry, void* arg) {
   s->arg = arg;
   s->entry_stack = top;
   s->from = from;
+#if KI_FIBER_ASAN
+  void* fake = nullptr;
+  impl::leave(&fake, {top - s->usable, s->usable});
+  const fctx::transfer_t t = jump(c, s);
+  s->landed(fake);
+  s->arrived(t);
+#else
   s->arrived(jump(c, s));
+#endif
 }
 
 void fiber_core::switch_to(int from, int to) {
   impl* s = impl_.get();
   const fctx::fcontext_t c = s->take(to);
   s->from = from;
+#if KI_FIBER_ASAN
+  void* fake = nullptr;
+  impl::leave(&fake, s->region_of(to));
+  const fctx::transfer_t t = jump(c, s);
+  s->landed(fake);
+  s->arrived(t);
+#else
   s->arrived(jump(c, s));
+#endif
 }
 
 fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
@@ -288,7 +349,13 @@ void fiber_core::abandon_all() noexcept {
   for (auto& c : impl_->slots) c = nullptr;  // a dropped context is just forgotten, never unwound
   impl_->live = 0;
   impl_->free.clear();
-  for (const stack& s : impl_->stacks) impl_->free.push_back(s.top());
+  for (const stack& s : impl_->stacks) {
+#if KI_FIBER_ASAN
+    // The dropped fibers' frames never returned: clear ASan's marks before the stack is reused.
+    __asan_unpoison_memory_region(s.base + guard_bytes, s.total - guard_bytes);
+#endif
+    impl_->free.push_back(s.top());
+  }
 }
 
 }  // namespace ki::reference::detail

@@ -272,6 +272,11 @@ TEST_CASE("ki::span out of bounds reports the index, the size and the work-item"
 }
 
 TEST_CASE("a fiber stack overflow is reported with the work-item, and the backend stays usable", "[diagnostics]") {
+#if defined(__SANITIZE_ADDRESS__)
+  // The oracle recovers from the overflow with a siglongjmp out of its signal handler, which
+  // AddressSanitizer cannot follow (its shadow of the thread's stack is left stale).
+  SKIP("stack-overflow recovery is not supported in AddressSanitizer builds");
+#endif
   for (int threads : {1, 0}) {
     for (bool after_barrier : {false, true}) {
       const ki::reference::backend b{.device = cuda, .threads = threads, .stack_size = 64 * 1024};
