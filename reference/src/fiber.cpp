@@ -187,11 +187,11 @@ struct fiber_core::impl {
   std::vector<char*> free;    // tops of the free ones
   std::vector<fctx::fcontext_t> slots;  // suspended contexts; nullptr: empty
   int live = 0;                          // non-empty slots (so that reset() need not scan them)
-#if KI_FIBER_ASAN
-  struct region {
+  struct region {  // a stack, for AddressSanitizer (unused otherwise)
     const void* bottom = nullptr;
     std::size_t size = 0;
   };
+#if KI_FIBER_ASAN
   std::vector<region> slot_region;  // the stack of the context kept in each slot
   /// Before leaving the running context for one on `target` (dying: the running one ends).
   static void leave(void** fake, region target) { __sanitizer_start_switch_fiber(fake, target.bottom, target.size); }
@@ -208,7 +208,24 @@ struct fiber_core::impl {
   region region_of(int slot) const {
     return static_cast<std::size_t>(slot) < slot_region.size() ? slot_region[static_cast<std::size_t>(slot)] : region{};
   }
+#else
+  region region_of(int) const { return {}; }
 #endif
+
+  /// Suspends the running context into slot `from_slot` and resumes c, whose stack is `target`.
+  void go(int from_slot, fctx::fcontext_t c, region target) {
+    from = from_slot;
+#if KI_FIBER_ASAN
+    void* fake = nullptr;
+    leave(&fake, target);
+    const fctx::transfer_t t = jump(c, this);
+    landed(fake);
+    arrived(t);
+#else
+    (void)target;
+    arrived(jump(c, this));
+#endif
+  }
   int from = -1;      // slot of the context switching away; -1: it has ended (nothing to keep)
   entry_fn entry = nullptr;  // what the next spawned fiber runs
   void* arg = nullptr;
@@ -287,31 +304,13 @@ void fiber_core::spawn(int from, entry_fn entry, void* arg) {
   s->entry = entry;
   s->arg = arg;
   s->entry_stack = top;
-  s->from = from;
-#if KI_FIBER_ASAN
-  void* fake = nullptr;
-  impl::leave(&fake, {top - s->usable, s->usable});
-  const fctx::transfer_t t = jump(c, s);
-  s->landed(fake);
-  s->arrived(t);
-#else
-  s->arrived(jump(c, s));
-#endif
+  s->go(from, c, {top - s->usable, s->usable});
 }
 
 void fiber_core::switch_to(int from, int to) {
   impl* s = impl_.get();
   const fctx::fcontext_t c = s->take(to);
-  s->from = from;
-#if KI_FIBER_ASAN
-  void* fake = nullptr;
-  impl::leave(&fake, s->region_of(to));
-  const fctx::transfer_t t = jump(c, s);
-  s->landed(fake);
-  s->arrived(t);
-#else
-  s->arrived(jump(c, s));
-#endif
+  s->go(from, c, s->region_of(to));
 }
 
 fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
