@@ -40,6 +40,7 @@
 #include "fiber.hpp"
 #include "layout.hpp"
 #include "poison.hpp"
+#include "executor.hpp"
 #include "sub_group.hpp"
 
 namespace ki::reference::detail {
@@ -577,13 +578,6 @@ group_runner& runner_for(const backend& b) {
 
 std::atomic<std::uint64_t> launch_counter{0};
 
-/// Failed launches of this host thread, reported by synchronize.
-thread_local std::vector<kernel_error> pending;
-/// Warnings of this host thread's launches; synchronize prints those not reported yet.
-thread_local std::vector<warning> pending_warnings;
-thread_local std::size_t reported_warnings = 0;
-thread_local bool print_warnings = true;
-
 tbb::task_arena& arena_for(int threads) {
   static std::mutex m;
   static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
@@ -595,13 +589,14 @@ tbb::task_arena& arena_for(int threads) {
 
 }  // namespace
 
-void execute(const launch_desc& d) {
+launch_result execute(const launch_desc& d) {
   fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
   const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // each bounded by max_num_groups
   const std::uint64_t serial = ++launch_counter;
   const int threads = resolve_threads(*d.b);
 
-  std::optional<kernel_error> first;
+  launch_result result;
+  auto& first = result.error;
   warning_log log;
   if (threads == 1 || ngroups == 1) {
     group_runner& r = runner_for(*d.b);
@@ -633,31 +628,15 @@ void execute(const launch_desc& d) {
   }
   for (auto& [site, entry] : log.by_site) {
     const auto space = site.rfind(' ');
-    pending_warnings.push_back({"unspecified-lane-read", site.substr(0, space), entry.second,
-                                entry.first + ", " + std::to_string(entry.second) + (entry.second == 1 ? " time" : " times")});
+    result.warnings.push_back({"unspecified-lane-read", site.substr(0, space), entry.second,
+                               entry.first + ", " + std::to_string(entry.second) + (entry.second == 1 ? " time" : " times")});
   }
-  if (!log.by_site.empty()) print_warnings = d.b->print_warnings;
-  if (first) pending.push_back(std::move(*first));
+  return result;
 }
 
-void synchronize() {
-  if (print_warnings)
-    for (std::size_t i = reported_warnings; i < pending_warnings.size(); ++i)
-      std::fprintf(stderr, "ki::reference: warning: %s\n", pending_warnings[i].message.c_str());
-  reported_warnings = pending_warnings.size();
-  if (pending.empty()) return;
-  kernel_error e = std::move(pending.front());
-  pending.clear();
-  throw e;
+std::int64_t host_threads(const backend& b) {
+  const int t = resolve_threads(b);
+  return t > 0 ? t : tbb::this_task_arena::max_concurrency();
 }
 
 }  // namespace ki::reference::detail
-
-namespace ki::reference {
-std::vector<warning> take_warnings() {
-  std::vector<warning> w = std::move(detail::pending_warnings);
-  detail::pending_warnings.clear();
-  detail::reported_warnings = 0;
-  return w;
-}
-}  // namespace ki::reference

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/ki.hpp>
@@ -153,21 +154,27 @@ TEST_CASE("fresh local memory is filled with the poison word, for every work-gro
   }
 }
 
-TEST_CASE("threads = 1 runs the groups in order on the calling thread", "[oracle][threads]") {
-  const ki::reference::backend b{.device = cuda, .threads = 1};
+TEST_CASE("threads = 1 runs the groups in order on one thread; queue = immediate on the calling thread",
+          "[oracle][threads]") {
+  const bool immediate = GENERATE(false, true);
+  const ki::reference::backend b{
+      .device = cuda, .threads = 1,
+      .queue = immediate ? ki::reference::queue_mode::immediate : ki::reference::queue_mode::async};
   for (int repeat = 0; repeat < 3; ++repeat) {
     next_order = 0;
     group_order.fill(-1);
     group_thread.fill(std::thread::id{});
     ki::launch(b, {.numgroups = 64, .workgroupsize = 8}, order_probe{});
     ki::synchronize(b);
-    std::size_t out_of_order = 0, elsewhere = 0;
+    std::size_t out_of_order = 0, elsewhere = 0, on_caller = 0;
     for (std::size_t g = 0; g < 64; ++g) {
       if (group_order[g] != static_cast<int>(g)) ++out_of_order;
-      if (group_thread[g] != std::this_thread::get_id()) ++elsewhere;
+      if (group_thread[g] != group_thread[0]) ++elsewhere;
+      if (group_thread[g] == std::this_thread::get_id()) ++on_caller;
     }
     CHECK(out_of_order == 0);
     CHECK(elsewhere == 0);
+    CHECK(on_caller == (immediate ? 64u : 0u));  // async: the queue's worker runs them
   }
 }
 

@@ -5,6 +5,7 @@
 #include <ki/atomic.hpp>
 #include <ki/backend.hpp>
 #include <ki/barrier.hpp>
+#include <ki/device.hpp>
 #include <ki/dims.hpp>
 #include <ki/errors.hpp>
 #include <ki/indices.hpp>

@@ -52,13 +52,16 @@ class kernel {
                 "a KI_LAMBDA capturing spans and numbers, not ki::arrays)");
 
  public:
-  kernel(B b, F f, std::string name) : backend(std::move(b)), f(std::move(f)), name(std::move(name)) {}
+  kernel(B b, F f, std::string name, kwargs options = {})
+      : backend(std::move(b)), f(std::move(f)), name(std::move(name)), options(std::move(options)) {}
 
   /// The backend value that was passed to kernel_function.
   B backend;
   /// The kernel callable (kept alive by the kernel object).
   F f;
   std::string name;
+  /// The backend-specific compiler options it was compiled with.
+  kwargs options;
 
   /// Launch: validates the geometry on the host (std::invalid_argument before anything runs),
   /// converts args with argconvert, and queues the launch on the calling thread's queue.
@@ -87,7 +90,7 @@ class kernel {
 template <backend B, class F>
 kernel<B, std::decay_t<F>> kernel_function(const B& b, F&& f, const compile_options& o = {}) {
   backend_traits<B>::check_compile_options(b, o.options);
-  return kernel<B, std::decay_t<F>>(b, std::forward<F>(f), o.name);
+  return kernel<B, std::decay_t<F>>(b, std::forward<F>(f), o.name, o.options);
 }
 
 /// The keywords of the one-call form (the spec's @launch).

@@ -1,17 +1,21 @@
-// Memory: ki::array (owning, on a backend), allocate / zeros / ones, copyto, get_backend.
+// Memory: ki::array (owning, on a backend), allocate / zeros / ones, copyto, pagelock,
+// unsafe_free, get_backend, device(b, array).
 //
-// A ki::array<T, B> owns device memory of backend B (freed when it is destroyed; move-only).
-// Its extents are up to 3-D with x fastest. Passed to a kernel it becomes a ki::span<T>
-// (argconvert). Host arrays are any contiguous range (std::vector, std::span, C arrays).
+// A ki::array<T, B> owns device memory of backend B on the device that was active when it was
+// allocated (freed when it is destroyed, after the work queued before; move-only). Its extents
+// are up to 3-D with x fastest. Passed to a kernel it becomes a ki::span<T> (argconvert). Host
+// arrays are any contiguous range (std::vector, std::span, C arrays).
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <ranges>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <ki/backend.hpp>
@@ -34,7 +38,7 @@ class array {
  public:
   array() = default;
   array(const B& b, xyz<std::int64_t> extents, bool unified)
-      : backend_(b), ext_(extents), unified_(unified) {
+      : backend_(b), ext_(extents), unified_(unified), device_(backend_traits<B>::device(b)) {
     const std::size_t bytes = static_cast<std::size_t>(size()) * sizeof(T);
     data_ = static_cast<T*>(backend_traits<B>::allocate(backend_, bytes, unified));
   }
@@ -42,7 +46,7 @@ class array {
   array& operator=(const array&) = delete;
   array(array&& o) noexcept
       : backend_(o.backend_), data_(std::exchange(o.data_, nullptr)), ext_(std::exchange(o.ext_, {0, 1, 1})),
-        unified_(o.unified_) {}
+        unified_(o.unified_), device_(o.device_), released_(std::exchange(o.released_, false)) {}
   array& operator=(array&& o) noexcept {
     if (this != &o) {
       reset();
@@ -50,6 +54,8 @@ class array {
       data_ = std::exchange(o.data_, nullptr);
       ext_ = std::exchange(o.ext_, {0, 1, 1});
       unified_ = o.unified_;
+      device_ = o.device_;
+      released_ = std::exchange(o.released_, false);
     }
     return *this;
   }
@@ -58,28 +64,88 @@ class array {
   std::int64_t size() const { return ext_.x * ext_.y * ext_.z; }
   xyz<std::int64_t> extents() const { return ext_; }
   bool unified() const { return unified_; }
-  /// Device pointer (host-accessible only for unified memory, or on CPU backends).
-  T* data() const { return data_; }
+  /// The device that owns the memory (0-based), whichever device is active now.
+  int device() const { return device_; }
+  /// Device pointer (host-accessible only for unified memory, or on CPU backends); throws
+  /// std::invalid_argument after ki::unsafe_free.
+  T* data() const {
+    check_alive("used");
+    return data_;
+  }
   const B& get_backend() const { return backend_; }
+  /// Whether ki::unsafe_free released the memory.
+  bool released() const { return released_; }
 
-  span<T> argconvert(const B&) & { return span<T>(data_, ext_); }
-  span<const T> argconvert(const B&) const& { return span<const T>(data_, ext_); }
+  /// The kernel argument. Throws std::invalid_argument after unsafe_free, and when the memory
+  /// is on another device than the one active for b (unless it is unified memory).
+  span<T> argconvert(const B& b) & {
+    check_device(b);
+    return span<T>(data_, ext_);
+  }
+  span<const T> argconvert(const B& b) const& {
+    check_device(b);
+    return span<const T>(data_, ext_);
+  }
+
+  /// What ki::unsafe_free calls.
+  void unsafe_free() {
+    check_alive("freed twice");
+    reset();
+    released_ = true;
+  }
 
  private:
+  void check_alive(const char* what) const {
+    if (released_)
+      throw std::invalid_argument(std::string("ki::array: ") + what + " after ki::unsafe_free released it (" +
+                                  std::to_string(size()) + " elements on device " + std::to_string(device_) + ")");
+  }
+  void check_device(const B& b) const {
+    check_alive("passed to a kernel");
+    if (unified_) return;
+    const int active = backend_traits<B>::device(b);
+    if (active != device_)
+      throw std::invalid_argument("ki::array: an array of device " + std::to_string(device_) +
+                                  " passed to a launch on device " + std::to_string(active) +
+                                  " (allocate it there, copy it with ki::copyto, or use unified memory)");
+  }
   void reset() noexcept {
-    if (data_ != nullptr) backend_traits<B>::free(backend_, data_);
+    if (data_ != nullptr) backend_traits<B>::free(backend_, device_, data_);
     data_ = nullptr;
   }
   B backend_{};
   T* data_ = nullptr;
   xyz<std::int64_t> ext_{0, 1, 1};
   bool unified_ = false;
+  int device_ = 0;
+  bool released_ = false;
 };
 
 /// The backend that owns A.
 template <class T, backend B>
 B get_backend(const array<T, B>& a) {
   return a.get_backend();
+}
+
+/// The device that owns the memory of a (0-based), independently of the active device.
+template <backend B, class T>
+int device(const B&, const array<T, B>& a) {
+  return a.device();
+}
+
+/// Release the memory of a now (after the work queued before); a is unusable afterwards: using
+/// it throws std::invalid_argument. The spec calls this a hint; here it always releases.
+template <class T, backend B>
+void unsafe_free(array<T, B>& a) {
+  a.unsafe_free();
+}
+
+/// Pin host memory for b's devices, so that copies can be asynchronous. Returns an empty optional
+/// where the backend does not implement it (the spec's missing).
+template <backend B, std::ranges::contiguous_range R>
+std::optional<std::monostate> pagelock(const B& b, R& host) {
+  return backend_traits<B>::pagelock(b, std::ranges::data(host),
+                                     std::ranges::size(host) * sizeof(std::ranges::range_value_t<R>));
 }
 
 namespace detail {
@@ -145,8 +211,13 @@ Dest& copyto(const B& b, Dest& dest, const Src& src) {
   if (nd != ns)
     throw std::invalid_argument("ki::copyto: dest has " + std::to_string(nd) + " elements but src has " +
                                 std::to_string(ns));
+  constexpr bool dd = detail::is_ki_array<std::remove_const_t<Dest>>::value;
+  constexpr bool sd = detail::is_ki_array<std::remove_const_t<Src>>::value;
+  constexpr copy_kind kind = dd ? (sd ? copy_kind::device_to_device : copy_kind::host_to_device)
+                                : (sd ? copy_kind::device_to_host : copy_kind::host_to_host);
   if (nd > 0)
-    backend_traits<B>::copy(b, detail::elements(dest), detail::elements(src), static_cast<std::size_t>(nd) * sizeof(TD));
+    backend_traits<B>::copy(b, detail::elements(dest), detail::elements(src), static_cast<std::size_t>(nd) * sizeof(TD),
+                            kind);
   return dest;
 }
 

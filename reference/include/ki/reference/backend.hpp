@@ -5,6 +5,8 @@
 #pragma once
 #include <any>
 #include <array>
+#include <memory>
+#include <ostream>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -53,6 +55,10 @@ struct profile {
   std::uint64_t layout_seed = 1;
   /// 0: unspecified values read as the fixed poison word 0xFFBADBAD; otherwise seeded random.
   std::uint64_t poison_seed = 0;
+  /// Emulated devices (ki::ndevices), each with its own memory and per-thread queues.
+  int devices = 1;
+  /// ki::multiprocessor_count; 0: the host's hardware threads.
+  std::int64_t multiprocessor_count = 0;
   const char* name = "cuda";
 
   /// A named preset: "cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict".
@@ -60,6 +66,20 @@ struct profile {
   static profile preset(std::string_view name);
   /// The preset named by KI_REFERENCE_PROFILE, or `cuda` when it is not set.
   static profile from_environment();
+};
+
+/// When queued work (launches, copies, frees) runs.
+enum class queue_mode : std::uint8_t {
+  /// As on a GPU: a worker per (host thread, device) queue runs it in order, concurrently with
+  /// the host thread, as soon as the events it waits for allow.
+  async,
+  /// The delaying mode: queued work runs only when the host needs it: at synchronize (of that
+  /// queue), or when a queue being run waits for one of its events. A program that misses a
+  /// synchronize or a wait_event sees stale data every time instead of passing by luck.
+  delayed,
+  /// Each launch or copy runs on the calling thread before the call returns (after the work
+  /// queued before it): handy in a debugger. Synchronous, which the spec allows.
+  immediate,
 };
 
 struct backend {
@@ -73,7 +93,21 @@ struct backend {
   std::size_t stack_size = 0;
   /// Print the oracle's warnings to stderr at synchronize.
   bool print_warnings = true;
+  /// When queued work runs (default: KI_REFERENCE_QUEUE = async | delayed | immediate, else async).
+  queue_mode queue = queue_mode_from_environment();
+
+  static queue_mode queue_mode_from_environment();
 };
+
+/// Handle returned by ki::record_event: a point in one queue.
+struct event {
+  std::shared_ptr<void> queue;  ///< the queue it was recorded on (kept alive)
+  std::uint64_t position = 0;   ///< the number of operations queued before it
+};
+
+/// The priority set with ki::set_priority on the calling thread's queue of the active device
+/// (the reference backend records it; its workers run at the same OS priority).
+priority get_priority(const backend& b);
 
 namespace detail {
 /// One launch, type-erased: the library's executor calls run_items on a fiber; it runs the
@@ -89,19 +123,21 @@ struct item_loop {
   ki::detail::cpu::item_state* const* items = nullptr;
 };
 
-struct launch_desc {
-  std::array<std::int64_t, 3> groups;
-  std::array<std::int64_t, 3> items;
-  void (*run_items)(const void* ctx, item_loop& loop);
-  const void* ctx;
-  const backend* b;
-  const char* kernel_name;
-};
-void execute(const launch_desc& d);  // runs every group; failures are kept for synchronize
-void synchronize();                   // rethrows the calling thread's first failed launch
-void* allocate(std::size_t bytes);    // poisoned
-void free(void* p) noexcept;
-void copy(void* dst, const void* src, std::size_t bytes);
+/// Queues the launch on the calling thread's queue of its active device; ctx is kept alive
+/// until the launch has run.
+void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
+            void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name);
+void synchronize(const backend& b);    // rethrows the queue's first failed launch
+void* allocate(const backend& b, std::size_t bytes);  // poisoned
+void free(const backend& b, int device, void* p) noexcept;
+void copy(const backend& b, void* dst, const void* src, std::size_t bytes, copy_kind kind);
+int active_device();
+void set_active_device(int id);
+event record_event(const backend& b);
+void wait_event(const backend& b, const event& e);
+void set_priority(const backend& b, priority p);
+void versioninfo(std::ostream& os, const backend& b);
+std::int64_t host_threads(const backend& b);
 }  // namespace detail
 
 /// A warning of the oracle: something legal whose result the spec leaves unspecified happened
@@ -138,6 +174,8 @@ struct bound_kernel {
 [[noreturn]] inline void unknown_option(const char* what, const std::string& name) {
   throw std::invalid_argument(std::string("ki::reference: unknown ") + what + " '" + name + "'");
 }
+/// The "maxthreads" compiler option (0: not given); std::invalid_argument for a bad value.
+std::int64_t maxthreads_of(const kwargs& o);
 }  // namespace detail
 }  // namespace ki::reference
 
@@ -146,10 +184,30 @@ struct ki::backend_traits<ki::reference::backend> {
   using B = ki::reference::backend;
   static constexpr const char* name = "reference";
 
-  static void* allocate(const B&, std::size_t bytes, bool) { return reference::detail::allocate(bytes); }
-  static void free(const B&, void* p) noexcept { reference::detail::free(p); }
-  static void copy(const B&, void* dst, const void* src, std::size_t bytes) { reference::detail::copy(dst, src, bytes); }
-  static void synchronize(const B&) { reference::detail::synchronize(); }
+  // Devices
+  static int ndevices(const B& b) { return b.device.devices; }
+  static int device(const B&) { return reference::detail::active_device(); }
+  static void set_device(const B&, int id) { reference::detail::set_active_device(id); }
+  static std::optional<bool> functional(const B&) { return true; }
+  static void versioninfo(std::ostream& os, const B& b) { reference::detail::versioninfo(os, b); }
+  static std::int64_t multiprocessor_count(const B& b) {
+    return b.device.multiprocessor_count > 0 ? b.device.multiprocessor_count : reference::detail::host_threads(b);
+  }
+  // Memory
+  static void* allocate(const B& b, std::size_t bytes, bool) { return reference::detail::allocate(b, bytes); }
+  static void free(const B& b, int device, void* p) noexcept { reference::detail::free(b, device, p); }
+  static void copy(const B& b, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
+    reference::detail::copy(b, dst, src, bytes, kind);
+  }
+  /// Host memory needs no pinning for the emulated devices: nothing to do.
+  static std::optional<std::monostate> pagelock(const B&, const void*, std::size_t) { return std::monostate{}; }
+  // Queues
+  static void synchronize(const B& b) { reference::detail::synchronize(b); }
+  using event = reference::event;
+  static event record_event(const B& b) { return reference::detail::record_event(b); }
+  static void wait_event(const B& b, const event& e) { reference::detail::wait_event(b, e); }
+  static void set_priority(const B& b, priority p) { reference::detail::set_priority(b, p); }
+  // Queries
   static bool supports_unified(const B&) { return true; }
   static std::int64_t max_work_group_size(const B& b) { return b.device.max_work_group_size; }
   static std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return b.device.max_work_group_dims; }
@@ -166,12 +224,19 @@ struct ki::backend_traits<ki::reference::backend> {
   template <class T>
   static bool supports_shuffle(const B&) { return std::is_trivially_copyable_v<T>; }
 
+  /// One compiler option: "maxthreads" (an integer >= 1, as CUDA.jl's): the kernel's
+  /// max_work_group_size, below the device's.
   static void check_compile_options(const B&, const kwargs& o) {
-    if (!o.empty()) reference::detail::unknown_option("compiler option", o.front().name);
+    for (const auto& kw : o) {
+      if (kw.name != "maxthreads") reference::detail::unknown_option("compiler option", kw.name);
+      reference::detail::maxthreads_of(o);  // validates the value
+    }
   }
   template <class F>
   static std::int64_t kernel_max_work_group_size(const kernel<B, F>& k) {
-    return k.backend.device.max_work_group_size;
+    const std::int64_t dev = k.backend.device.max_work_group_size;
+    const std::int64_t m = reference::detail::maxthreads_of(k.options);
+    return m > 0 && m < dev ? m : dev;
   }
   /// Advice: 256 work-items, or fewer for a small launch (rounded up to whole sub-groups).
   template <class F>
@@ -182,6 +247,7 @@ struct ki::backend_traits<ki::reference::backend> {
     if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
     return s < bound ? s : bound;
   }
+  /// No launch options.
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
                      const kwargs& o, A... args) {
@@ -193,8 +259,9 @@ struct ki::backend_traits<ki::reference::backend> {
         throw std::invalid_argument("ki::reference: launch: " + std::to_string(groups[i]) + " work-groups in dimension " +
                                     std::to_string(i) + " exceed max_num_groups[" + std::to_string(i) +
                                     "] = " + std::to_string(maxg[i]));
-    const reference::detail::bound_kernel<F, A...> bound{k.f, std::tuple<A...>(args...)};
-    reference::detail::execute({groups, items, &decltype(bound)::run_items, &bound, &k.backend,
-                                k.name.empty() ? "kernel" : k.name.c_str()});
+    using bound = reference::detail::bound_kernel<F, A...>;
+    reference::detail::submit(k.backend, groups, items, &bound::run_items,
+                              std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),
+                              k.name.empty() ? "kernel" : k.name);
   }
 };

@@ -13,7 +13,10 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <ostream>
+#include <variant>
 #include <stdexcept>
 #include <string>
 
@@ -22,8 +25,14 @@
 
 namespace ki::cuda {
 
-/// The active device is CUDA's current device of the calling thread.
+/// The active device is CUDA's current device of the calling thread; the calling thread's
+/// queue is its per-thread default stream (cudaStreamPerThread) of that device.
 struct backend {};
+
+/// A recorded cudaEvent_t (destroyed with the last copy of the handle).
+struct event {
+  std::shared_ptr<CUevent_st> e;
+};
 
 namespace detail {
 /// Every CUDA error becomes an exception naming the call and the error.
@@ -62,6 +71,38 @@ struct ki::backend_traits<ki::cuda::backend> {
   using B = ki::cuda::backend;
   static constexpr const char* name = "cuda";
 
+  // Devices
+  static int ndevices(const B&) {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+  }
+  static int device(const B&) {
+    int d = 0;
+    cuda::detail::check(cudaGetDevice(&d), "cudaGetDevice");
+    return d;
+  }
+  static void set_device(const B&, int id) { cuda::detail::check(cudaSetDevice(id), "cudaSetDevice"); }
+  static std::optional<bool> functional(const B&) { return cuda::available(); }
+  static void versioninfo(std::ostream& os, const B& b) {
+    int driver = 0, runtime = 0;
+    (void)cudaDriverGetVersion(&driver);
+    (void)cudaRuntimeGetVersion(&runtime);
+    os << "backend cuda: runtime " << runtime / 1000 << "." << runtime % 1000 / 10 << ", driver " << driver / 1000
+       << "." << driver % 1000 / 10 << "\n";
+    std::string why;
+    if (!cuda::available(&why)) {
+      os << "  no device: " << why << "\n";
+      return;
+    }
+    cudaDeviceProp p{};
+    cuda::detail::check(cudaGetDeviceProperties(&p, device(b)), "cudaGetDeviceProperties");
+    os << "  device " << device(b) << " of " << ndevices(b) << ": " << p.name << ", compute capability " << p.major
+       << "." << p.minor << ", " << p.multiProcessorCount << " SMs, " << (p.totalGlobalMem >> 20) << " MiB\n";
+  }
+  static std::int64_t multiprocessor_count(const B&) {
+    return cuda::detail::attribute(cudaDevAttrMultiProcessorCount, "cudaDeviceGetAttribute(MultiProcessorCount)");
+  }
+  // Memory
   static void* allocate(const B&, std::size_t bytes, bool unified) {
     void* p = nullptr;
     if (bytes == 0) bytes = 1;  // a unique, freeable pointer
@@ -69,16 +110,37 @@ struct ki::backend_traits<ki::cuda::backend> {
     else cuda::detail::check(cudaMalloc(&p, bytes), "cudaMalloc");
     return p;
   }
-  static void free(const B&, void* p) noexcept { cudaFree(p); }
-  // cudaMemcpy is ordered after earlier work on the default stream and has read a host source
-  // when it returns, as the backend contract requires.
-  static void copy(const B&, void* dst, const void* src, std::size_t bytes) {
-    cuda::detail::check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+  static void free(const B&, int, void* p) noexcept { cudaFree(p); }  // synchronizes the device
+  // cudaMemcpyAsync from pageable host memory has read the source when it returns, as the
+  // backend contract requires.
+  static void copy(const B&, void* dst, const void* src, std::size_t bytes, copy_kind) {
+    cuda::detail::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamPerThread), "cudaMemcpyAsync");
   }
+  static std::optional<std::monostate> pagelock(const B&, const void* p, std::size_t bytes) {
+    const cudaError_t e = cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterDefault);
+    if (e != cudaErrorHostMemoryAlreadyRegistered) cuda::detail::check(e, "cudaHostRegister");
+    (void)cudaGetLastError();
+    return std::monostate{};
+  }
+  // Queues
   static void synchronize(const B&) {
-    cuda::detail::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    cuda::detail::check(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
     cuda::detail::check(cudaGetLastError(), "kernel launch");
   }
+  using event = cuda::event;
+  static event record_event(const B&) {
+    cudaEvent_t e = nullptr;
+    cuda::detail::check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    event r{std::shared_ptr<CUevent_st>(e, [](cudaEvent_t x) { cudaEventDestroy(x); })};
+    cuda::detail::check(cudaEventRecord(e, cudaStreamPerThread), "cudaEventRecord");
+    return r;
+  }
+  static void wait_event(const B&, const event& e) {
+    cuda::detail::check(cudaStreamWaitEvent(cudaStreamPerThread, e.e.get(), 0), "cudaStreamWaitEvent");
+  }
+  /// Accepted; the per-thread default stream has one priority (priority streams: offload issue).
+  static void set_priority(const B&, priority) {}
+  // Queries
   static bool supports_unified(const B&) { return true; }
   static bool supports_atomics(const B&) { return true; }
   static bool supports_atomics64(const B&) { return true; }
@@ -121,7 +183,7 @@ struct ki::backend_traits<ki::cuda::backend> {
                                     "] = " + std::to_string(maxg[i]));
     const dim3 grid{unsigned(groups[0]), unsigned(groups[1]), unsigned(groups[2])};
     const dim3 block{unsigned(items[0]), unsigned(items[1]), unsigned(items[2])};
-    cuda::detail::entry<F, A...><<<grid, block>>>(k.f, args...);
+    cuda::detail::entry<F, A...><<<grid, block, 0, cudaStreamPerThread>>>(k.f, args...);
     cuda::detail::check(cudaGetLastError(), "kernel launch");
   }
 };

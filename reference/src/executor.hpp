@@ -1,0 +1,30 @@
+// The executor's entry point: run every work-group of one launch, on the calling thread and
+// oneTBB's workers. The queues (queue.cpp) decide when; this decides how.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <ki/errors.hpp>
+#include <ki/reference/backend.hpp>
+
+namespace ki::reference::detail {
+
+struct launch_desc {
+  std::array<std::int64_t, 3> groups;
+  std::array<std::int64_t, 3> items;
+  void (*run_items)(const void* ctx, item_loop& loop);
+  const void* ctx;
+  const backend* b;
+  const char* kernel_name;
+};
+
+struct launch_result {
+  std::optional<kernel_error> error;  ///< the failure of the lowest failing work-group
+  std::vector<warning> warnings;      ///< merged per call site
+};
+
+launch_result execute(const launch_desc& d);
+
+}  // namespace ki::reference::detail

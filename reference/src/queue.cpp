@@ -1,0 +1,347 @@
+// Queues of the reference backend: one per (host thread, emulated device), created on first use.
+//
+// A queue is a list of operations (launches, copies, frees, event waits) run in order by the
+// queue's worker thread. Positions count operations: `submitted` were queued, `released` may
+// run, `completed` have run. What the backend's queue_mode changes is only when work is released:
+//   async      at once (a GPU-like stream);
+//   delayed    when the host needs it: synchronize releases the whole queue, and a wait for an
+//              event releases the event's queue up to the event;
+//   immediate  the caller drains the queue and runs the operation itself.
+// Cycles are impossible: an event captures work queued before it was recorded, so a wait can
+// only depend on positions that precede every later wait on the other side.
+//
+// Memory allocated here is ordinary host memory; each emulated device merely owns its arrays
+// (ki::array records the device, launches check it), and frees are queued like CUDA's
+// stream-ordered frees so that queued work may still use an array the host has dropped.
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <ki/config.hpp>
+#include <ki/reference/backend.hpp>
+
+#include "executor.hpp"
+#include "poison.hpp"
+
+namespace ki::reference::detail {
+namespace {
+
+struct queue;
+using operation = std::function<void(queue&)>;
+
+struct queue {
+  explicit queue(int dev) : device(dev) {}
+  queue(const queue&) = delete;
+  queue& operator=(const queue&) = delete;
+
+  const int device;
+  std::mutex m;
+  std::condition_variable cv;  // any counter changed, or stopping
+  std::deque<operation> ops;   // queued, not started
+  std::uint64_t submitted = 0, released = 0, completed = 0;
+  bool stopping = false;
+  std::thread worker;
+  priority prio = priority::normal;
+  std::vector<kernel_error> errors;  // failed launches, until synchronize
+  std::vector<warning> warnings;     // until synchronize or take_warnings
+  bool print_warnings = true;
+
+  void push(operation op, queue_mode mode) {
+    if (mode == queue_mode::immediate) {
+      drain();
+      op(*this);
+      std::lock_guard l(m);
+      ++submitted, ++released, ++completed;
+      return;
+    }
+    std::lock_guard l(m);
+    ops.push_back(std::move(op));
+    ++submitted;
+    if (mode == queue_mode::async) released = submitted;
+    if (!worker.joinable()) worker = std::thread([this] { work(); });
+    cv.notify_all();
+  }
+  /// Let the worker run the operations before position `upto`.
+  void release(std::uint64_t upto) {
+    std::lock_guard l(m);
+    if (upto > released) released = upto, cv.notify_all();
+  }
+  /// Block until the operations before `pos` have run.
+  void wait_for(std::uint64_t pos) {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return completed >= pos; });
+  }
+  void drain() {
+    std::uint64_t all;
+    {
+      std::lock_guard l(m);
+      all = submitted;
+    }
+    release(all);
+    wait_for(all);
+  }
+  void work() {
+    std::unique_lock l(m);
+    for (;;) {
+      cv.wait(l, [&] { return stopping || (completed < released && !ops.empty()); });
+      if (completed < released && !ops.empty()) {
+        operation op = std::move(ops.front());
+        ops.pop_front();
+        l.unlock();
+        op(*this);
+        l.lock();
+        ++completed;
+        cv.notify_all();
+      } else if (stopping) {
+        return;
+      }
+    }
+  }
+  ~queue() {
+    {
+      std::lock_guard l(m);
+      stopping = true;
+      released = submitted;  // queued work still runs (it may write host memory the program reads)
+      cv.notify_all();
+    }
+    if (worker.joinable()) worker.join();
+    for (const auto& e : errors)
+      std::fprintf(stderr, "ki::reference: a launch failed and its queue was never synchronized: %s\n", e.what());
+  }
+};
+
+/// The calling thread's queues and warnings.
+struct thread_state {
+  std::vector<std::shared_ptr<queue>> queues;  // by device
+  std::vector<warning> warnings;               // taken from the queues at synchronize
+  ~thread_state();
+};
+
+thread_local int active = 0;
+thread_local bool state_gone = false;  // trivially destructible, so readable during thread exit
+
+thread_state::~thread_state() {
+  state_gone = true;
+  queues.clear();  // drains them
+}
+
+/// nullptr once the thread is exiting (e.g. arrays with static storage destroyed late).
+thread_state* state() {
+  if (state_gone) return nullptr;
+  thread_local thread_state s;
+  return &s;
+}
+
+queue* find_queue(int device) {
+  thread_state* s = state();
+  if (s == nullptr || device >= static_cast<int>(s->queues.size())) return nullptr;
+  return s->queues[static_cast<std::size_t>(device)].get();
+}
+
+std::shared_ptr<queue> queue_for(int device) {
+  thread_state* s = state();
+  if (s == nullptr) return nullptr;
+  if (device >= static_cast<int>(s->queues.size())) s->queues.resize(static_cast<std::size_t>(device) + 1);
+  auto& q = s->queues[static_cast<std::size_t>(device)];
+  if (!q) q = std::make_shared<queue>(device);
+  return q;
+}
+
+/// The calling thread's queue of the active device, checking that the device exists for b.
+std::shared_ptr<queue> current(const backend& b, const char* what) {
+  if (active >= b.device.devices)
+    throw std::invalid_argument(std::string("ki::reference: ") + what + " on device " + std::to_string(active) +
+                                ", but profile '" + b.device.name + "' has " + std::to_string(b.device.devices) +
+                                (b.device.devices == 1 ? " device" : " devices") + " (see ki::set_device)");
+  auto q = queue_for(active);
+  if (!q) throw std::logic_error(std::string("ki::reference: ") + what + " while the host thread exits");
+  return q;
+}
+
+const char* mode_name(queue_mode m) {
+  switch (m) {
+    case queue_mode::async: return "async";
+    case queue_mode::delayed: return "delayed";
+    case queue_mode::immediate: return "immediate";
+  }
+  return "?";
+}
+
+}  // namespace
+
+int active_device() { return active; }
+void set_active_device(int id) { active = id; }
+
+void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
+            void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name) {
+  current(b, "launch")->push(
+      [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name)](queue& q) {
+        launch_result r = execute({groups, items, run_items, ctx.get(), &b, name.c_str()});
+        std::lock_guard l(q.m);
+        if (r.error) q.errors.push_back(std::move(*r.error));
+        if (!r.warnings.empty()) {
+          for (auto& w : r.warnings) q.warnings.push_back(std::move(w));
+          q.print_warnings = b.print_warnings;
+        }
+      },
+      b.queue);
+}
+
+void* allocate(const backend& b, std::size_t bytes) {
+  if (active >= b.device.devices) (void)current(b, "allocate");  // throws, naming the device
+  // 64-byte aligned, like device allocations; at least one byte so that the pointer is unique.
+  const std::size_t n = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, n == 0 ? 64 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  poison_fill(p, bytes);
+  return p;
+}
+
+void free(const backend& b, int device, void* p) noexcept {
+  queue* q = find_queue(device);
+  if (q == nullptr) return std::free(p);  // this thread queued nothing there
+  try {
+    queue_for(device)->push([p](queue&) { std::free(p); }, b.queue);
+  } catch (...) {  // no memory for the operation: wait instead
+    q->drain();
+    std::free(p);
+  }
+}
+
+void copy(const backend& b, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
+  auto q = current(b, "copyto");
+  if (b.queue == queue_mode::immediate) return q->push([=](queue&) { std::memmove(dst, src, bytes); }, b.queue);
+  if (kind == copy_kind::host_to_device || kind == copy_kind::host_to_host) {
+    // The contract: a host source has been read when copyto returns (like CUDA's pageable copies).
+    auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                               static_cast<const unsigned char*>(src) + bytes);
+    q->push([dst, staged](queue&) { std::memcpy(dst, staged->data(), staged->size()); }, b.queue);
+  } else {
+    q->push([=](queue&) { std::memmove(dst, src, bytes); }, b.queue);
+  }
+}
+
+void synchronize(const backend& b) {
+  thread_state* s = state();
+  if (s == nullptr) return;
+  auto q = current(b, "synchronize");
+  q->drain();
+  std::vector<kernel_error> errors;
+  std::vector<warning> warnings;
+  bool print = true;
+  {
+    std::lock_guard l(q->m);
+    errors.swap(q->errors);
+    warnings.swap(q->warnings);
+    print = q->print_warnings;
+  }
+  for (auto& w : warnings) {
+    if (print) std::fprintf(stderr, "ki::reference: warning: %s\n", w.message.c_str());
+    s->warnings.push_back(std::move(w));
+  }
+  if (!errors.empty()) throw std::move(errors.front());
+}
+
+event record_event(const backend& b) {
+  auto q = current(b, "record_event");
+  std::lock_guard l(q->m);
+  return event{q, q->submitted};
+}
+
+void wait_event(const backend& b, const event& e) {
+  if (!e.queue) throw std::invalid_argument("ki::wait_event: the event was not returned by ki::record_event");
+  auto q = current(b, "wait_event");
+  auto target = std::static_pointer_cast<queue>(e.queue);
+  if (target == q) return;  // a queue is in order
+  q->push([target, pos = e.position](queue&) {
+    target->release(pos);  // in the delayed mode, the wait is what needs that work
+    target->wait_for(pos);
+  }, b.queue);
+}
+
+void set_priority(const backend& b, priority p) { current(b, "set_priority")->prio = p; }
+
+void versioninfo(std::ostream& os, const backend& b) {
+  const profile& p = b.device;
+  os << "ki " << KI_VERSION << ", backend reference (the oracle: fibers emulating work-groups)\n"
+     << "  profile:            " << p.name << "\n"
+     << "  devices:            " << p.devices << " (active: " << active << ")\n"
+     << "  queue mode:         " << mode_name(b.queue) << "\n"
+     << "  host threads:       " << host_threads(b) << "\n"
+     << "  fiber stack:        " << (b.stack_size != 0 ? std::to_string(b.stack_size) + " bytes" : "default") << "\n"
+     << "  sub-group width:    " << p.sub_group_width << (p.linear_subgroups ? ", linear" : ", layout not promised")
+     << (p.independent_subgroups ? ", independent" : "") << (p.partitionable_subgroups ? ", partitionable" : "") << "\n"
+     << "  max work-group:     " << p.max_work_group_size << " items, dims (" << p.max_work_group_dims[0] << ", "
+     << p.max_work_group_dims[1] << ", " << p.max_work_group_dims[2] << ")\n"
+     << "  max groups:         (" << p.max_num_groups[0] << ", " << p.max_num_groups[1] << ", " << p.max_num_groups[2]
+     << ")\n"
+     << "  local memory:       " << p.max_local_memory << " bytes per work-group\n"
+     << "  float64:            " << (p.float64 ? "yes" : "no") << ", atomics: " << (p.atomics ? "yes" : "no")
+     << ", 64-bit atomics: " << (p.atomics64 ? "yes" : "no") << "\n"
+     << "  poison:             "
+     << (p.poison_seed == 0 ? std::string("0xFFBADBAD") : "random, seed " + std::to_string(p.poison_seed)) << "\n";
+}
+
+std::int64_t maxthreads_of(const kwargs& o) {
+  std::int64_t r = 0;
+  for (const auto& kw : o) {
+    if (kw.name != "maxthreads") continue;
+    std::int64_t v = 0;
+    if (const auto* i = std::any_cast<int>(&kw.value)) v = *i;
+    else if (const auto* l = std::any_cast<long>(&kw.value)) v = *l;
+    else if (const auto* ll = std::any_cast<long long>(&kw.value)) v = *ll;
+    else throw std::invalid_argument("ki::reference: compiler option 'maxthreads' must be an integer");
+    if (v < 1) throw std::invalid_argument("ki::reference: compiler option maxthreads = " + std::to_string(v) + " must be positive");
+    r = v;
+  }
+  return r;
+}
+
+}  // namespace ki::reference::detail
+
+namespace ki::reference {
+
+queue_mode backend::queue_mode_from_environment() {
+  static const queue_mode m = [] {
+    const char* v = std::getenv("KI_REFERENCE_QUEUE");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "async") == 0) return queue_mode::async;
+    if (std::strcmp(v, "delayed") == 0) return queue_mode::delayed;
+    if (std::strcmp(v, "immediate") == 0) return queue_mode::immediate;
+    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_QUEUE=%s (expected async, delayed or immediate)\n", v);
+    return queue_mode::async;
+  }();
+  return m;
+}
+
+priority get_priority(const backend& b) {
+  (void)b;
+  detail::queue* q = detail::find_queue(detail::active);
+  return q != nullptr ? q->prio : priority::normal;
+}
+
+std::vector<warning> take_warnings() {
+  std::vector<warning> w;
+  detail::thread_state* s = detail::state();
+  if (s == nullptr) return w;
+  w = std::move(s->warnings);
+  s->warnings.clear();
+  for (auto& q : s->queues) {
+    if (!q) continue;
+    std::lock_guard l(q->m);
+    for (auto& x : q->warnings) w.push_back(std::move(x));
+    q->warnings.clear();
+  }
+  return w;
+}
+
+}  // namespace ki::reference
