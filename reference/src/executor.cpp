@@ -30,21 +30,26 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include <ki/detail/checked.hpp>
 #include <ki/detail/cpu.hpp>
 #include <ki/errors.hpp>
 #include <ki/reference/backend.hpp>
+#include <ki/reference/report.hpp>
 #include <ki/source_location.hpp>
 
 #include "fiber.hpp"
 #include "layout.hpp"
 #include "poison.hpp"
 #include "executor.hpp"
+#include "report_log.hpp"
 #include "sub_group.hpp"
 
 namespace ki::reference::detail {
 namespace cpu = ki::detail::cpu;
+namespace checked = ki::detail::checked;
 using i64 = std::int64_t;
 
 namespace {
@@ -78,6 +83,16 @@ std::string ranges(const std::vector<i64>& ids) {
   return s;
 }
 
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// A uniformly drawn position below n (n > 0).
+std::size_t draw(std::uint64_t& s, std::size_t n) { return static_cast<std::size_t>(splitmix64(s) % n); }
+
 std::size_t env_size(const char* name, std::size_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
@@ -110,27 +125,69 @@ struct item_failure {
 using status = cpu::item_status;
 
 struct item : cpu::item_state {
+  i64 sg_epoch = 0;                   // sub_group_barriers passed (checked-access mode)
   source_location at{};               // the sync point it waits at (or passed last)
   const char* at_what = "barrier";    // what is there: "barrier" or a sub-group function
   cpu::collective* coll = nullptr;    // while in_collective: its record (on its own stack)
 };
 
+/// One warning site of a launch: its kind, where, the message (without the count), how often.
+struct warning_entry {
+  std::string kind, where, message;
+  i64 count = 0;
+};
+
 /// Unspecified reads per call site of one launch, merged from every thread.
 struct warning_log {
   std::mutex m;
-  std::map<std::string, std::pair<std::string, i64>> by_site;  // "file:line kind" -> (message, count)
+  std::map<std::string, warning_entry> by_site;  // "file:line kind" -> entry
 };
 
-class group_runner final : public cpu::executor {
+/// A group's failure, with what the launch report says about it beyond the exception.
+struct group_failure {
+  group_failure(kernel_error e, i64 n = 1, std::vector<std::string> inst = {}, std::vector<std::string> w = {})
+      : error(std::move(e)), count(n), instances(std::move(inst)), where(std::move(w)) {}
+  kernel_error error;
+  i64 count = 1;                       // instances (races found in the group)
+  std::vector<std::string> instances;  // the first ones
+  std::vector<std::string> where;      // the source locations involved
+};
+
+/// Checked-access mode: one work-group's accesses to global memory (not local), per element,
+/// kept until the launch ends to find races between work-groups.
+struct global_access {
+  const void* addr;
+  i64 group;       // linear group id
+  xyz<i64> group_id, local_id;
+  bool wrote;
+  source_location where;
+  const void* base;
+  i64 count, index;
+};
+struct global_log {
+  std::mutex m;
+  std::vector<global_access> accesses;
+};
+
+constexpr std::size_t max_instances = 8;
+
+class group_runner final : public cpu::executor, public checked::recorder {
  public:
   explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {}
   std::size_t stack_size() const { return fibers_.stack_size(); }
 
   /// Runs one group of launch d. Returns the error that ended it, if any.
-  std::optional<kernel_error> run(const launch_desc& d, std::uint64_t launch_serial, i64 group_linear) {
+  std::optional<group_failure> run(const launch_desc& d, std::uint64_t launch_serial, i64 group_linear, global_log& globals) {
     prepare(d, launch_serial);
     const i64 gx = d.groups[0], gy = d.groups[1];
+    group_linear_ = group_linear;
     gs_.group_id = {group_linear % gx, (group_linear / gx) % gy, group_linear / (gx * gy)};
+    if (sched_.items == order::random) {
+      // A fresh random start order per group (reproducible from the seed and the group id).
+      rng_ = sched_.seed ^ (static_cast<std::uint64_t>(group_linear) * 0xD1B54A32D192ED03ull);
+      for (std::size_t i = item_ptrs_.size(); i > 1; --i) std::swap(item_ptrs_[i - 1], item_ptrs_[draw(rng_, i)]);
+      for (std::size_t i = 0; i < item_ptrs_.size(); ++i) position_[static_cast<std::size_t>(item_ptrs_[i]->local_linear)] = static_cast<i64>(i);
+    }
     // Statuses are only meaningful for started items (index < loop_.next), and a group that
     // finished normally leaves none waiting; only a failed one needs them reset.
     if (dirty_statuses_)
@@ -152,8 +209,22 @@ class group_runner final : public cpu::executor {
     local_bytes_ = 0;
     arena_used_ = 0;
     fibers_.reset(static_cast<int>(n_) + 1);
+    epoch_ = 0;
+    if (sg_epochs_dirty_)
+      for (item& it : items_) it.sg_epoch = 0;
+    sg_epochs_dirty_ = false;
+    races_ = 0;
+    race_instances_.clear();
+    race_where_.clear();
+    first_race_.reset();
+    // Checked-access state (empty unless the kernel was compiled in checked mode).
+    if (!shadow_.empty()) shadow_.clear();
+    if (!group_globals_.empty()) group_globals_.clear();
+    clear_pending();
+    checked::active = this;
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    checked::active = nullptr;
     dirty_statuses_ = true;  // cleared below when the group finished normally
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     cpu::current = nullptr;
@@ -165,16 +236,36 @@ class group_runner final : public cpu::executor {
            << " bytes; raise ki::reference::backend::stack_size or KI_REFERENCE_STACK_SIZE)";
       else
         os << "made an invalid memory access at address " << fault.address;
-      return item_error(fault.stack_overflow ? kernel_error::kind::stack_overflow : kernel_error::kind::exception,
-                        *it, os.str());
+      clear_pending();
+      return group_failure{item_error(fault.stack_overflow ? kernel_error::kind::stack_overflow : kernel_error::kind::exception,
+                                      *it, os.str())};
     }
     if (failed_item_ >= 0) {
       fibers_.abandon_all();
-      return item_error(failed_kind_, items_[static_cast<std::size_t>(failed_item_)], failed_message_);
+      clear_pending();
+      return group_failure{item_error(failed_kind_, items_[static_cast<std::size_t>(failed_item_)], failed_message_)};
     }
-    if (group_error_) fibers_.abandon_all();
-    else dirty_statuses_ = false;
-    return std::move(group_error_);
+    if (group_error_) {
+      fibers_.abandon_all();
+      clear_pending();
+      return group_failure{std::move(*group_error_)};
+    }
+    dirty_statuses_ = false;
+    flush_accesses();  // the last work-item's accesses
+    if (first_race_) {
+      std::string msg = "ki::reference: kernel '" + std::string(d_->kernel_name) + "': work-group " +
+                        to_string(gs_.group_id) + ": " + race_instances_.front();
+      if (races_ > 1) msg += " (" + std::to_string(races_ - 1) + " more in this work-group)";
+      msg += " [checked-access mode]";
+      return group_failure{kernel_error(kernel_error::kind::data_race, gs_.group_id, first_race_->second,
+                                        to_string(first_race_->first), msg),
+                           races_, race_instances_, race_where_};
+    }
+    if (!group_globals_.empty()) {
+      std::lock_guard lock(globals.m);
+      for (const auto& [addr, a] : group_globals_) globals.accesses.push_back(a);
+    }
+    return std::nullopt;
   }
 
   /// Moves this runner's unspecified-read counts into the launch's log.
@@ -183,8 +274,8 @@ class group_runner final : public cpu::executor {
     std::lock_guard lock(log.m);
     for (auto& [site, entry] : unspecified_) {
       auto& e = log.by_site[site];
-      e.first = entry.first;
-      e.second += entry.second;
+      if (e.count == 0) e = entry;
+      else e.count += entry.count;
     }
     unspecified_.clear();
   }
@@ -193,6 +284,7 @@ class group_runner final : public cpu::executor {
 
   void barrier(const source_location& where) override {
     item& it = current();
+    if (!accesses_.empty()) [[unlikely]] flush_accesses();
     it.status = status::waiting;
     it.at = where;
     it.at_what = "barrier";
@@ -204,6 +296,7 @@ class group_runner final : public cpu::executor {
 
   void collective(cpu::collective& c) override {
     item& it = current();
+    if (!accesses_.empty()) [[unlikely]] flush_accesses();
     const i64 W = gs_.sub_group_width;
     it.at = c.where;  // errors about this call name its line
     it.at_what = name_of(c.kind);
@@ -236,13 +329,179 @@ class group_runner final : public cpu::executor {
                              " bytes; the work-group already uses " + std::to_string(local_bytes_) +
                              " of max_local_memory = " + std::to_string(limit)};
     void* p = arena_alloc(bytes, align);
-    poison_fill(p, bytes);
-    locals_.push_back({key, p});
+    if (sched_.seed != 0) poison_.fill(p, bytes);  // exploring: the seed's poison bytes
+    else poison_fill(p, bytes);
+    locals_.push_back({key, p, bytes, where});
     local_bytes_ += bytes;
     return p;
   }
 
+  // --- checked::recorder: element accesses of kernels compiled in checked-access mode ---
+  //
+  // The work-items of a group run one at a time on this thread, each from one sync point to
+  // the next (a segment) without interruption. So an access is recorded with the element's
+  // bytes before it, and when the segment ends (the item reaches a sync point, or another item
+  // makes an access, or the group ends) comparing the bytes tells a write (changed) from a read
+  // (unchanged, which includes writing the value the element already held). Two accesses of an
+  // element by different work-items race when one writes and no barrier (or, within a
+  // sub-group, sub_group_barrier) lies between them. Atomic accesses are exempt.
+
+  void access(const checked::array_info& a, i64 index, const source_location& where) override {
+    item* it = static_cast<item*>(cpu::current);
+    if (it == nullptr) return;
+    if (it != access_owner_) {
+      flush_accesses();
+      access_owner_ = it;
+    }
+    const auto* addr = static_cast<const unsigned char*>(a.data) + index * static_cast<i64>(a.element_size);
+    if (const std::size_t k = find_access(addr); k != npos) {
+      accesses_[k].last = where;
+      return;
+    }
+    accesses_.push_back({addr, a.element_size, access_bytes_.size(), a.count, index, where, where, false});
+    access_bytes_.insert(access_bytes_.end(), addr, addr + a.element_size);
+  }
+
+  void atomic(const void* p) override {
+    if (static_cast<item*>(cpu::current) != access_owner_) return;
+    if (const std::size_t k = find_access(p); k != npos) accesses_[k].atomic = true;
+  }
+
  private:
+  struct local_alloc {
+    const void* key;
+    void* p;
+    std::size_t bytes;
+    source_location where;
+  };
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  struct pending_access {
+    const void* addr;
+    std::size_t size;
+    std::size_t old;  // offset of its bytes before the segment in access_bytes_
+    i64 count, index;  // the array's elements, the element's index
+    source_location first, last;
+    bool atomic;
+  };
+  struct access_rec {
+    i64 item = -1;  // linear local id; -1: none
+    source_location where;
+    i64 sg_epoch = 0;
+  };
+  struct shadow {
+    std::uint64_t epoch = ~0ull;  // the barrier interval the records below belong to
+    access_rec writer, readers[2];
+    bool written = false;  // in this group, ever (local memory: initialised)
+  };
+
+  std::size_t find_access(const void* addr) {
+    if (accesses_.size() <= 32) {
+      for (std::size_t k = accesses_.size(); k-- > 0;)
+        if (accesses_[k].addr == addr) return k;
+      return npos;
+    }
+    for (std::size_t k = access_index_.size(); k < accesses_.size(); ++k) access_index_.emplace(accesses_[k].addr, k);
+    const auto f = access_index_.find(addr);
+    return f == access_index_.end() ? npos : f->second;
+  }
+
+  void clear_pending() {
+    accesses_.clear();
+    access_bytes_.clear();
+    access_index_.clear();
+    access_owner_ = nullptr;
+  }
+
+  const local_alloc* local_of(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (const auto& l : locals_)
+      if (b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes) return &l;
+    return nullptr;
+  }
+
+  bool ordered(const access_rec& r, const item& me) const {
+    if (r.item == me.local_linear) return true;
+    const item& other = items_[static_cast<std::size_t>(r.item)];
+    return other.sub_group_id == me.sub_group_id && r.sg_epoch != me.sg_epoch;
+  }
+
+  std::string describe(const pending_access& p, const local_alloc* local) const {
+    if (local) return "element " + std::to_string(p.index) + " of localmemory at " + to_string(local->where);
+    return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
+  }
+
+  void race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b, const char* b_did,
+            const pending_access& p, const local_alloc* local) {
+    ++races_;
+    const item& ia = items_[static_cast<std::size_t>(a.item)];
+    const item& ib = items_[static_cast<std::size_t>(b.item)];
+    if (race_instances_.size() < max_instances)
+      race_instances_.push_back(std::string(kind) + " race on " + describe(p, local) + ": work-item " + to_string(ia.local_id) +
+                                " " + a_did + " it at " + to_string(a.where) + ", then work-item " + to_string(ib.local_id) +
+                                " " + b_did + " it at " + to_string(b.where) + ", with no barrier between them");
+    if (!first_race_) {
+      first_race_.emplace(b.where, ib.local_id);
+      race_where_ = {to_string(a.where), to_string(b.where)};
+    }
+  }
+
+  void flush_accesses() {
+    if (accesses_.empty()) return;
+    const item& me = *access_owner_;
+    for (const pending_access& p : accesses_) {
+      if (p.atomic) continue;
+      const bool changed = std::memcmp(p.addr, access_bytes_.data() + p.old, p.size) != 0;
+      const local_alloc* local = local_of(p.addr);
+      shadow& sh = shadow_[p.addr];
+      if (sh.epoch != epoch_) {
+        sh.epoch = epoch_;
+        sh.writer.item = sh.readers[0].item = sh.readers[1].item = -1;
+      }
+      // A write is named by the last access of the segment, a read by the first.
+      const access_rec mine{me.local_linear, changed ? p.last : p.first, me.sg_epoch};
+      if (changed) {
+        if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
+          race("write-write", sh.writer, "wrote", mine, "wrote", p, local);
+        } else {
+          for (const access_rec& r : sh.readers)
+            if (r.item >= 0 && !ordered(r, me)) {
+              race("read-write", r, "read", mine, "wrote", p, local);
+              break;
+            }
+        }
+        sh.writer = mine;
+        sh.written = true;
+      } else {
+        if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
+          if (same_value_race_) race("read-write", sh.writer, "wrote", mine, "read", p, local);
+        } else if (local != nullptr && !sh.written) {
+          uninitialized_read(p, *local);
+        }
+        if (sh.readers[0].item < 0) sh.readers[0] = mine;
+        else if (sh.readers[0].item != mine.item && sh.readers[1].item < 0) sh.readers[1] = mine;
+      }
+      if (local == nullptr) {
+        auto [g, fresh] = group_globals_.try_emplace(p.addr);
+        if (fresh || (changed && !g->second.wrote))
+          g->second = global_access{p.addr, group_linear_, gs_.group_id, me.local_id, changed, mine.where, nullptr, p.count, p.index};
+      }
+    }
+    clear_pending();
+  }
+
+  void uninitialized_read(const pending_access& p, const local_alloc& l) {
+    auto& e = unspecified_[to_string(p.first) + " uninitialized-local-read"];
+    if (e.count == 0) {
+      e.kind = "uninitialized-local-read";
+      e.where = to_string(p.first);
+      e.message = "read at " + to_string(p.first) + " of localmemory at " + to_string(l.where) +
+                  " before any work-item of the group wrote the element (e.g. element " + std::to_string(p.index) +
+                  "; unspecified values, filled with " +
+                  (sched_.seed == 0 ? std::string("the poison word 0xFFBADBAD") : std::string("seeded random bytes")) + ")";
+    }
+    ++e.count;
+  }
+
   struct pending_scope {
     i64 begin, lanes, arrived;
   };
@@ -264,15 +523,20 @@ class group_runner final : public cpu::executor {
     if (!d_->b->device.independent_subgroups) check_sequence(sg, first);
     if (const i64 u = perform(scope_, poison_); u > 0) {
       auto& e = unspecified_[to_string(first.where) + " " + name_of(first.kind)];
-      if (e.second == 0)
-        e.first = std::string(name_of(first.kind)) + " at " + to_string(first.where) +
-                  " read lanes that have no work-item (unspecified values, filled with " +
-                  (poison_.seed == 0 ? std::string("the poison word 0xFFBADBAD") : std::string("seeded random bytes")) + ")";
-      e.second += u;
+      if (e.count == 0) {
+        e.kind = "unspecified-lane-read";
+        e.where = to_string(first.where);
+        e.message = std::string(name_of(first.kind)) + " at " + to_string(first.where) +
+                    " read lanes that have no work-item (unspecified values, filled with " +
+                    (poison_.seed == 0 ? std::string("the poison word 0xFFBADBAD") : std::string("seeded random bytes")) + ")";
+      }
+      e.count += u;
     }
+    const bool orders_memory = first.kind == cpu::collective_kind::sub_group_barrier;
     for (i64 l = begin; l < begin + lanes && l < scope_.sub_group_size; ++l) {
       item& p = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
       p.coll = nullptr;
+      if (orders_memory) ++p.sg_epoch, sg_epochs_dirty_ = true;
       --in_collective_;
       if (&p != cpu::current) ready_.push_back(static_cast<int>(p.local_linear));
     }
@@ -319,6 +583,9 @@ class group_runner final : public cpu::executor {
       waiting_.clear();
       arrived_ = 0;
       ready_pos_ = 1;
+      ++epoch_;  // checked-access mode: accesses before and after the barrier are ordered
+      if (sched_.items == order::random)  // exploring: any order is legal after a barrier
+        for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
       fibers_.switch_to(main, ready_[0]);
     }
   }
@@ -410,7 +677,7 @@ class group_runner final : public cpu::executor {
     std::vector<waiting> at;
     std::vector<i64> exited;
     for (const item& it : items_) {
-      if (it.local_linear >= loop_.next) continue;  // never started (cannot happen here)
+      if (position_[static_cast<std::size_t>(it.local_linear)] >= loop_.next) continue;  // never started (cannot happen here)
       if (it.status != status::waiting && it.status != status::in_collective) {  // started, not waiting: exited
         exited.push_back(it.local_linear);
         continue;
@@ -466,10 +733,20 @@ class group_runner final : public cpu::executor {
     gs_.items = n_;
     gs_.sub_group_width = d.b->device.sub_group_width;
     gs_.exec = this;
-    layout_ = make_layout(d.b->device, gs_.local_size);
+    sched_ = d.b->schedule;
+    same_value_race_ = d.b->same_value_writes == same_value_writes::race;
+    profile p = d.b->device;
+    if (sched_.seed != 0) {
+      // Exploring: the seed also chooses the layout (where the profile leaves it open; a
+      // promised linear layout stays linear) and the poison bytes.
+      std::uint64_t s = sched_.seed;
+      p.layout_seed ^= splitmix64(s);
+      p.poison_seed = splitmix64(s) | 1;
+    }
+    layout_ = make_layout(p, gs_.local_size);
     gs_.num_sub_groups = layout_.count;
     pending_.assign(static_cast<std::size_t>(layout_.count), {});
-    poison_ = {d.b->device.poison_seed, 0};
+    poison_ = {p.poison_seed, 0};
     items_.assign(static_cast<std::size_t>(n_), item{});
     i64 k = 0;
     for (i64 z = 0; z < lz; ++z)
@@ -483,8 +760,14 @@ class group_runner final : public cpu::executor {
           it.sub_group_size = layout_.size[static_cast<std::size_t>(it.sub_group_id)];
           it.group = &gs_;
         }
+    // The order unstarted work-items start in: forward, reverse, or (per group, in run) random.
     item_ptrs_.resize(static_cast<std::size_t>(n_));
-    for (std::size_t i = 0; i < item_ptrs_.size(); ++i) item_ptrs_[i] = &items_[i];
+    position_.resize(static_cast<std::size_t>(n_));
+    for (std::size_t i = 0; i < item_ptrs_.size(); ++i) {
+      const std::size_t k = sched_.items == order::reverse ? item_ptrs_.size() - 1 - i : i;
+      item_ptrs_[i] = &items_[k];
+      position_[k] = static_cast<i64>(i);
+    }
     loop_.items = item_ptrs_.data();
     loop_.count = n_;
   }
@@ -521,7 +804,11 @@ class group_runner final : public cpu::executor {
 
   item_loop loop_;                 // unstarted work-items, run by the launch's loop
   bool dirty_statuses_ = false;    // a failed group may leave items marked waiting
-  std::vector<cpu::item_state*> item_ptrs_;
+  std::vector<cpu::item_state*> item_ptrs_;  // the start order
+  std::vector<i64> position_;              // per work-item: its place in the start order
+  ki::reference::schedule sched_;
+  std::uint64_t rng_ = 0;                  // random order: this group's stream
+  i64 group_linear_ = 0;
   std::vector<int> waiting_;       // items waiting at the barrier, in arrival order
   std::vector<int> ready_;  // released items, in the order they run
   std::size_t ready_pos_ = 0;
@@ -540,7 +827,7 @@ class group_runner final : public cpu::executor {
   std::vector<sequence_entry> seq_log_;     // the first sub-group's sequence
   scope scope_;
   poison_source poison_;
-  std::map<std::string, std::pair<std::string, i64>> unspecified_;
+  std::map<std::string, warning_entry> unspecified_;
   source_location round_point_{};
   bool mismatch_ = false;
 
@@ -549,10 +836,6 @@ class group_runner final : public cpu::executor {
   std::string failed_message_;
   std::optional<kernel_error> group_error_;
 
-  struct local_alloc {
-    const void* key;
-    void* p;
-  };
   std::vector<local_alloc> locals_;
   std::size_t local_bytes_ = 0;
   struct chunk {
@@ -560,6 +843,20 @@ class group_runner final : public cpu::executor {
     std::size_t size;
   };
   std::vector<chunk> arena_;
+
+  // Checked-access mode.
+  std::vector<pending_access> accesses_;  // the running segment's accesses, one per element
+  std::vector<unsigned char> access_bytes_;
+  std::unordered_map<const void*, std::size_t> access_index_;  // for long segments
+  const item* access_owner_ = nullptr;
+  std::unordered_map<const void*, shadow> shadow_;
+  std::unordered_map<const void*, global_access> group_globals_;
+  std::uint64_t epoch_ = 0;
+  bool sg_epochs_dirty_ = false;
+  bool same_value_race_ = true;
+  i64 races_ = 0;
+  std::vector<std::string> race_instances_, race_where_;
+  std::optional<std::pair<source_location, xyz<i64>>> first_race_;
   std::size_t arena_chunk_ = 0, arena_used_ = 0;
 
  public:
@@ -589,20 +886,77 @@ tbb::task_arena& arena_for(int threads) {
 
 }  // namespace
 
+/// Checked-access mode: a race between work-groups on global memory (nothing orders work-groups
+/// within a launch). The first element (by address) that two groups access, one writing.
+static std::optional<group_failure> inter_group_race(const launch_desc& d, std::vector<global_access>& acc) {
+  if (acc.empty()) return std::nullopt;
+  std::sort(acc.begin(), acc.end(), [](const global_access& a, const global_access& b) {
+    return a.addr != b.addr ? std::less<const void*>()(a.addr, b.addr) : a.group < b.group;
+  });
+  std::optional<group_failure> found;
+  for (std::size_t i = 0; i < acc.size();) {
+    std::size_t j = i;
+    while (j < acc.size() && acc[j].addr == acc[i].addr) ++j;
+    // [i, j): one entry per group, in group order. A race: a writer and any other group.
+    const global_access* w = nullptr;
+    for (std::size_t k = i; k < j && !w; ++k)
+      if (acc[k].wrote) w = &acc[k];
+    if (w != nullptr && j - i > 1) {
+      const global_access& o = acc[i].group != w->group ? acc[i] : acc[i + 1];
+      const global_access& a = o.group < w->group ? o : *w;  // in group order
+      const global_access& b = o.group < w->group ? *w : o;
+      if (!found) {
+        const std::string inst = std::string(o.wrote ? "write-write" : "read-write") + " race between work-groups on element " +
+                                 std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) +
+                                 " elements: work-item " + to_string(a.local_id) + " of work-group " + to_string(a.group_id) +
+                                 (a.wrote ? " wrote" : " read") + " it at " + to_string(a.where) + ", work-item " +
+                                 to_string(b.local_id) + " of work-group " + to_string(b.group_id) +
+                                 (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where);
+        const std::string msg = "ki::reference: kernel '" + std::string(d.kernel_name) + "': " + inst +
+                                " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+        found = group_failure{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
+                              0, {inst}, {to_string(a.where), to_string(b.where)}};
+      }
+      ++found->count;
+    }
+    i = j;
+  }
+  if (found && found->count > 1) {
+    std::string m = found->error.what();
+    const auto cut = m.rfind(" (nothing orders");
+    m.insert(cut, " (and " + std::to_string(found->count - 1) + " more elements)");
+    found->error = kernel_error(found->error.error_kind(), found->error.group(), found->error.local(), found->error.where(), m);
+  }
+  return found;
+}
+
+
 launch_result execute(const launch_desc& d) {
   fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
   const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // each bounded by max_num_groups
   const std::uint64_t serial = ++launch_counter;
   const int threads = resolve_threads(*d.b);
+  const auto& sched = d.b->schedule;
 
-  launch_result result;
-  auto& first = result.error;
+  std::optional<group_failure> first;
   warning_log log;
+  global_log globals;
   if (threads == 1 || ngroups == 1) {
+    // Deterministic: groups one after another; exploring, in reverse or a random order (the
+    // error reported is then the first one met in that order).
     group_runner& r = runner_for(*d.b);
-    for (i64 g = 0; g < ngroups && !first; ++g) {
+    std::vector<i64> group_order;
+    if (sched.items != order::forward) {
+      group_order.resize(static_cast<std::size_t>(ngroups));
+      for (i64 g = 0; g < ngroups; ++g) group_order[static_cast<std::size_t>(g)] = sched.items == order::reverse ? ngroups - 1 - g : g;
+      if (sched.items == order::random) {
+        std::uint64_t s = sched.seed * 0x9E3779B97F4A7C15ull + 17;
+        for (std::size_t i = group_order.size(); i > 1; --i) std::swap(group_order[i - 1], group_order[draw(s, i)]);
+      }
+    }
+    for (i64 k = 0; k < ngroups && !first; ++k) {
       r.reset_arena();
-      first = r.run(d, serial, g);
+      first = r.run(d, serial, group_order.empty() ? k : group_order[static_cast<std::size_t>(k)], globals);
       r.flush_warnings(log);
     }
   } else {
@@ -615,7 +969,7 @@ launch_result execute(const launch_desc& d) {
       group_runner& r = runner_for(*d.b);
       for (i64 g = range.begin(); g < range.end() && g < stop.load(std::memory_order_relaxed); ++g) {
         r.reset_arena();
-        auto e = r.run(d, serial, g);
+        auto e = r.run(d, serial, g, globals);
         r.flush_warnings(log);
         if (e) {
           std::lock_guard lock(m);
@@ -626,11 +980,30 @@ launch_result execute(const launch_desc& d) {
     if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
     else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
   }
-  for (auto& [site, entry] : log.by_site) {
-    const auto space = site.rfind(' ');
-    result.warnings.push_back({"unspecified-lane-read", site.substr(0, space), entry.second,
-                               entry.first + ", " + std::to_string(entry.second) + (entry.second == 1 ? " time" : " times")});
+  if (!first) first = inter_group_race(d, globals.accesses);
+
+  launch_result result;
+  report rep;
+  for (auto& [site, e] : log.by_site) {
+    const std::string msg = e.message + ", " + std::to_string(e.count) + (e.count == 1 ? " time" : " times");
+    rep.diagnostics.push_back({e.kind, severity::warning, {e.where}, e.count, {msg}, msg});
+    result.warnings.push_back({e.kind, e.where, e.count, msg});
   }
+  if (first) {
+    diagnostic dg{ki::reference::to_string(first->error.error_kind()), severity::error, first->where, first->count, first->instances,
+                  first->error.what()};
+    if (dg.where.empty() && !first->error.where().empty()) dg.where.push_back(first->error.where());
+    if (dg.instances.empty()) dg.instances.push_back(first->error.what());
+    rep.diagnostics.insert(rep.diagnostics.begin(), std::move(dg));
+  }
+  if (!rep.empty()) {
+    rep.kernel = d.kernel_name;
+    rep.schedule = sched;
+    rep.profile = d.b->device.name;
+    auto shared = publish(std::move(rep));
+    if (first) first->error.set_details(std::move(shared));
+  }
+  if (first) result.error = std::move(first->error);
   return result;
 }
 

@@ -25,6 +25,8 @@
 #include <cuda/atomic>
 #else
 #include <atomic>
+
+#include <ki/detail/checked.hpp>
 #endif
 
 namespace ki {
@@ -57,8 +59,18 @@ __device__ inline cuda::memory_order native(memory_order o) {
 #else
 // The reference backend runs work-groups on several threads at once, so these are real
 // atomics (std::atomic_ref), tested for real.
+#if KI_CHECKED_ACCESS
+// Checked-access mode: an atomic access is exempt from race checks (atomics never race).
+template <class T>
+struct atomic_ref_t : std::atomic_ref<T> {
+  explicit atomic_ref_t(T& r) : std::atomic_ref<T>(r) {
+    if (checked::recorder* c = checked::active) c->atomic(&r);
+  }
+};
+#else
 template <class T>
 using atomic_ref_t = std::atomic_ref<T>;
+#endif
 inline std::memory_order native(memory_order o) {
   switch (o) {
     case memory_order::relaxed: return std::memory_order_relaxed;

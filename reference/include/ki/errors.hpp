@@ -7,6 +7,7 @@
 //   Launches are asynchronous, so it surfaces at ki::synchronize; the backend stays usable.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,8 @@ class kernel_error : public std::runtime_error {
     invalid_collective,   ///< a bad width, offset or mask in a sub-group function
     collective_mismatch,  ///< participants disagree (function, offset, width, op, init), or
                           ///< sub-groups execute different sequences without independent ones
+    data_race,            ///< checked-access mode: two work-items access an element, one writes,
+                          ///< nothing orders them
   };
 
   kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where,
@@ -39,7 +42,13 @@ class kernel_error : public std::runtime_error {
   /// "file:line:column" of the sync point concerned, or "" when there is none.
   const std::string& where() const noexcept { return where_; }
 
+  /// Backend-specific details that travel with the error (the reference backend attaches its
+  /// structured launch report: ki::reference::report_of(e)). Null when there are none.
+  const std::shared_ptr<const void>& details() const noexcept { return details_; }
+  void set_details(std::shared_ptr<const void> d) noexcept { details_ = std::move(d); }
+
  private:
+  std::shared_ptr<const void> details_;
   kind kind_;
   xyz<std::int64_t> group_, local_;
   std::string where_;

@@ -18,6 +18,9 @@
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
+#if !KI_GPU_PASS
+#include <ki/detail/checked.hpp>
+#endif
 #if KI_GPU_PASS
 #include <ki/detail/gpu.hpp>
 #else
@@ -46,6 +49,33 @@ class local_array {
   }
   KI_DEVICE T* data() const { return p_; }
 
+#if !KI_GPU_PASS && KI_CHECKED_ACCESS
+  // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
+  KI_DEVICE T& operator[](detail::checked::located_index i) const {
+    const std::int64_t k = i.value;
+    if (k < 0 || k >= count) [[unlikely]]
+      throw out_of_bounds("index " + std::to_string(k) + " is out of bounds for local memory of " +
+                          std::to_string(count) + " elements");
+    detail::checked::note(p_, count, sizeof(T), k, i.where);
+    return p_[k];
+  }
+  template <class... I>
+    requires(sizeof...(I) + 1 == sizeof...(Dims) && sizeof...(I) >= 1)
+  KI_DEVICE T& operator()(detail::checked::located_index i0, I... idx) const {
+    const std::int64_t c[] = {i0.value, detail::to_index(idx)...};
+    constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};
+    std::int64_t lin = 0, stride = 1;
+    for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
+      if (c[d] < 0 || c[d] >= e[d]) [[unlikely]]
+        throw out_of_bounds("index " + std::to_string(c[d]) + " in dimension " + std::to_string(d) +
+                            " is out of bounds for local memory of extent " + std::to_string(e[d]));
+      lin += c[d] * stride;
+      stride *= e[d];
+    }
+    detail::checked::note(p_, count, sizeof(T), lin, i0.where);
+    return p_[lin];
+  }
+#else
   template <class I>
   KI_DEVICE T& operator[](I i) const {
     const std::int64_t k = detail::to_index(i);
@@ -74,6 +104,8 @@ class local_array {
     }
     return p_[lin];
   }
+
+#endif
 
   /// A ki::span over the same memory, with the same extents.
   KI_DEVICE span<T> as_span() const { return span<T>(p_, xyz<std::int64_t>{extent(0), extent(1), extent(2)}); }

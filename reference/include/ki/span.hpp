@@ -12,6 +12,9 @@
 #include <ki/errors.hpp>
 #include <ki/macros.hpp>
 #include <ki/xyz.hpp>
+#if !KI_GPU_PASS
+#include <ki/detail/checked.hpp>
+#endif
 
 namespace ki {
 namespace detail {
@@ -51,6 +54,24 @@ class span {
   KI_DEVICE xyz<std::int64_t> extents() const { return ext_; }
   KI_DEVICE T* data() const { return data_; }
 
+#if !KI_GPU_PASS && KI_CHECKED_ACCESS
+  // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
+  KI_DEVICE T& operator[](detail::checked::located_index i) const {
+    const std::int64_t k = i.value;
+    if (k < 0 || k >= size()) [[unlikely]] detail::span_out_of_bounds(k, size());
+    detail::checked::note(data_, size(), sizeof(T), k, i.where);
+    return data_[k];
+  }
+  template <class J, class K = int>
+  KI_DEVICE T& operator()(detail::checked::located_index i, J j, K k = 0) const {
+    const xyz<std::int64_t> c{i.value, detail::to_index(j), detail::to_index(k)};
+    if (c.x < 0 || c.x >= ext_.x || c.y < 0 || c.y >= ext_.y || c.z < 0 || c.z >= ext_.z) [[unlikely]]
+      detail::span_out_of_bounds(c, ext_);
+    const std::int64_t lin = c.x + ext_.x * (c.y + ext_.y * c.z);
+    detail::checked::note(data_, size(), sizeof(T), lin, i.where);
+    return data_[lin];
+  }
+#else
   /// Linear index (0-based).
   template <class I>
   KI_DEVICE T& operator[](I i) const {
@@ -71,6 +92,8 @@ class span {
 #endif
     return data_[c.x + ext_.x * (c.y + ext_.y * c.z)];
   }
+
+#endif
 
  private:
   T* data_ = nullptr;

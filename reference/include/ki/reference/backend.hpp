@@ -21,6 +21,7 @@
 #include <ki/backend.hpp>
 #include <ki/detail/cpu.hpp>
 #include <ki/launch.hpp>
+#include <ki/reference/schedule.hpp>
 
 namespace ki::reference {
 
@@ -95,8 +96,15 @@ struct backend {
   bool print_warnings = true;
   /// When queued work runs (default: KI_REFERENCE_QUEUE = async | delayed | immediate, else async).
   queue_mode queue = queue_mode_from_environment();
+  /// Which legal execution to run (schedule exploration; see schedule.hpp). Default:
+  /// KI_REFERENCE_SEED / KI_REFERENCE_SCHEDULE, else seed 0 (forward).
+  ki::reference::schedule schedule = ki::reference::schedule::from_environment();
+  /// Checked-access mode only (kernels compiled with KI_CHECKED_ACCESS=1): the policy for writes
+  /// of an unchanged value. Default: KI_REFERENCE_SAME_VALUE_WRITES = race | allowed, else race.
+  ki::reference::same_value_writes same_value_writes = same_value_writes_from_environment();
 
   static queue_mode queue_mode_from_environment();
+  static ki::reference::same_value_writes same_value_writes_from_environment();
 };
 
 /// Handle returned by ki::record_event: a point in one queue.

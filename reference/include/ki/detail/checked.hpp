@@ -1,0 +1,61 @@
+// Private: checked-access mode (compile a kernel's translation unit with KI_CHECKED_ACCESS=1,
+// e.g. by linking ki::reference_checked instead of ki::reference).
+//
+// In that mode every element access through ki::span or localmemory tells the CPU executor
+// which element, of which array, from which source line, before it happens; the executor works
+// out afterwards whether it was a read or a write (see executor.cpp) and reports races. The
+// accessors still return T&, so kernel source compiles unchanged and means the same thing;
+// the one surprise is that an element bound to a reference (`auto& r = a[i]`) is recorded once,
+// where it was bound, not at each later use. Default mode: none of this exists (no cost).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <ki/source_location.hpp>
+
+#ifndef KI_CHECKED_ACCESS
+#define KI_CHECKED_ACCESS 0
+#endif
+
+namespace ki::detail::checked {
+
+/// What an array access tells the executor.
+struct array_info {
+  const void* data;          ///< element 0
+  std::int64_t count;        ///< elements
+  std::size_t element_size;  ///< bytes per element
+};
+
+/// Implemented by the reference executor while it runs a work-group on this thread.
+class recorder {
+ public:
+  /// Element `index` of `a` is about to be read or written by the running work-item.
+  virtual void access(const array_info& a, std::int64_t index, const source_location& where) = 0;
+  /// The running work-item accesses p atomically (atomics never race).
+  virtual void atomic(const void* p) = 0;
+
+ protected:
+  ~recorder() = default;
+};
+
+/// The recorder of the work-group running on this thread (null outside kernels).
+inline constinit thread_local recorder* active = nullptr;
+
+inline void note(const void* data, std::int64_t count, std::size_t size, std::int64_t index,
+                 const source_location& where) {
+  if (recorder* r = active) r->access(array_info{data, count, size}, index, where);
+}
+
+/// An index that remembers where it was written: the parameter type of the accessors in
+/// checked mode (operator[] cannot take a defaulted source_location of its own in C++20, but a
+/// converting constructor's default argument is evaluated at the subscript).
+struct located_index {
+  std::int64_t value;
+  source_location where;
+  template <class I>
+    requires std::is_integral_v<I>
+  located_index(I i, source_location w = source_location::current()) : value(static_cast<std::int64_t>(i)), where(w) {}
+};
+
+}  // namespace ki::detail::checked

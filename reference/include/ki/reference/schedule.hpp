@@ -1,0 +1,50 @@
+// ki::reference::schedule: which of the legal executions the oracle runs (schedule exploration).
+//
+// Between two synchronisation points the work-items of a group may run in any order, a
+// profile without the linear-layout promise may form sub-groups any way, and unspecified
+// values may be anything. A kernel whose output depends on any of these choices has a bug (a
+// race, a layout assumption, a read of unspecified memory). A seed picks one choice of each,
+// legally and reproducibly:
+//
+//   seed 0   the default run: items in forward order (linear local id), the profile's layout
+//            seed and poison (the fixed word 0xFFBADBAD unless the profile seeds it)
+//   seed 1   items in reverse order; layout and poison derived from the seed
+//   seed >1  items in a random order at every release from a barrier, and work-groups in a
+//            random order (with threads = 1); layout and poison derived from the seed
+//
+// The order can also be named explicitly (schedule{order::reverse, 7}). A failing run is
+// replayed with the same seed: KI_REFERENCE_SEED=<seed> in the environment, or
+// backend{.schedule = ki::reference::schedule::from_seed(seed)}.
+#pragma once
+#include <cstdint>
+
+namespace ki::reference {
+
+/// The order in which the work-items of a group run between synchronisation points.
+enum class order : std::uint8_t { forward, reverse, random };
+
+struct schedule {
+  ki::reference::order items = ki::reference::order::forward;
+  /// 0: no exploration. Otherwise it seeds the random order, and (re)seeds adversarial layouts
+  /// (only where the profile does not promise a linear one) and the poison of unspecified values.
+  std::uint64_t seed = 0;
+
+  /// The choice of seed s (see above).
+  static constexpr schedule from_seed(std::uint64_t s) {
+    return {s == 0 ? order::forward : s == 1 ? order::reverse : order::random, s};
+  }
+  /// KI_REFERENCE_SEED=<n> (from_seed(n)), optionally overridden in its order by
+  /// KI_REFERENCE_SCHEDULE=forward|reverse|random. Neither set: seed 0. Read once per process;
+  /// an unparsable value is reported on stderr and ignored.
+  static schedule from_environment();
+};
+
+/// Checked-access mode: whether a work-item writing the value an element already holds, in the
+/// same barrier interval as another work-item's access, is a race (see docs/debugging.md).
+enum class same_value_writes : std::uint8_t {
+  race,     ///< reported (default): on a GPU it is still a race, even if usually benign
+  allowed,  ///< not reported; a read of another item's write in the same interval is then found
+            ///< only by schedules that run the reader first (reverse, random)
+};
+
+}  // namespace ki::reference

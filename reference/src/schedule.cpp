@@ -1,0 +1,47 @@
+// Schedule exploration and checked-access settings from the environment.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <ki/reference/backend.hpp>
+#include <ki/reference/schedule.hpp>
+
+namespace ki::reference {
+
+schedule schedule::from_environment() {
+  static const schedule s = [] {
+    schedule r;
+    if (const char* v = std::getenv("KI_REFERENCE_SEED"); v != nullptr && *v != '\0') {
+      char* end = nullptr;
+      const unsigned long long x = std::strtoull(v, &end, 10);
+      if (end == v || *end != '\0')
+        std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SEED=%s (expected a non-negative integer)\n", v);
+      else
+        r = from_seed(x);
+    }
+    if (const char* v = std::getenv("KI_REFERENCE_SCHEDULE"); v != nullptr && *v != '\0') {
+      const std::string o = v;
+      if (o == "forward") r.items = order::forward;
+      else if (o == "reverse") r.items = order::reverse;
+      else if (o == "random") r.items = order::random;
+      else std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SCHEDULE=%s (expected forward, reverse or random)\n", v);
+    }
+    return r;
+  }();
+  return s;
+}
+
+same_value_writes backend::same_value_writes_from_environment() {
+  static const ki::reference::same_value_writes p = [] {
+    const char* v = std::getenv("KI_REFERENCE_SAME_VALUE_WRITES");
+    if (v == nullptr || *v == '\0') return ki::reference::same_value_writes::race;
+    const std::string s = v;
+    if (s == "race") return ki::reference::same_value_writes::race;
+    if (s == "allowed") return ki::reference::same_value_writes::allowed;
+    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SAME_VALUE_WRITES=%s (expected race or allowed)\n", v);
+    return ki::reference::same_value_writes::race;
+  }();
+  return p;
+}
+
+}  // namespace ki::reference
