@@ -441,7 +441,8 @@ class group_runner final : public cpu::executor, public checked::recorder {
                                 " " + b_did + " it at " + to_string(b.where) + ", with no barrier between them");
     if (!first_race_) {
       first_race_.emplace(b.where, ib.local_id);
-      race_where_ = {to_string(a.where), to_string(b.where)};
+      race_where_ = {to_string(a.where)};
+      if (to_string(b.where) != race_where_.front()) race_where_.push_back(to_string(b.where));
     }
   }
 
@@ -915,7 +916,8 @@ static std::optional<group_failure> inter_group_race(const launch_desc& d, std::
         const std::string msg = "ki::reference: kernel '" + std::string(d.kernel_name) + "': " + inst +
                                 " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
         found = group_failure{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
-                              0, {inst}, {to_string(a.where), to_string(b.where)}};
+                              0, {inst}, {to_string(a.where)}};
+        if (to_string(b.where) != to_string(a.where)) found->where.push_back(to_string(b.where));
       }
       ++found->count;
     }

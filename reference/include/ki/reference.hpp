@@ -1,3 +1,5 @@
 // The reference backend (the oracle).
 #pragma once
 #include <ki/reference/backend.hpp>
+#include <ki/reference/explore.hpp>
+#include <ki/reference/report.hpp>
