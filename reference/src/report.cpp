@@ -1,6 +1,7 @@
 // Launch reports: formatting, the process-wide log, the KI_REFERENCE_REPORT file.
 #include <ki/reference/report.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -92,7 +93,10 @@ std::string report::str() const {
     os << "  " << (d.severity == severity::error ? "error" : "warning") << " " << d.kind;
     for (std::size_t i = 0; i < d.where.size(); ++i) os << (i ? ", " : " at ") << d.where[i];
     os << " (" << d.count << (d.count == 1 ? " instance" : " instances") << ")\n";
-    for (const auto& inst : d.instances) os << "    " << inst << "\n";
+    // The first three here; all kept ones (up to 8) are in `instances` and the JSON.
+    const std::size_t shown = std::min<std::size_t>(d.instances.size(), 3);
+    for (std::size_t i = 0; i < shown; ++i) os << "    " << d.instances[i] << "\n";
+    if (static_cast<std::int64_t>(shown) < d.count) os << "    ... " << d.count - static_cast<std::int64_t>(shown) << " more\n";
   }
   return os.str();
 }
