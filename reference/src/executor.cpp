@@ -47,6 +47,10 @@
 #include "report_log.hpp"
 #include "sub_group.hpp"
 
+#ifndef KI_REFERENCE_NO_ALWAYS_ON_CHECKS
+#define KI_REFERENCE_NO_ALWAYS_ON_CHECKS 0
+#endif
+
 namespace ki::reference::detail {
 namespace cpu = ki::detail::cpu;
 namespace checked = ki::detail::checked;
@@ -284,13 +288,21 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   void barrier(const source_location& where) override {
     item& it = current();
-    if (!accesses_.empty()) [[unlikely]] flush_accesses();
     it.status = status::waiting;
+#if KI_REFERENCE_NO_ALWAYS_ON_CHECKS
+    // Measurement only (docs/debugging.md, "What the checks cost"): the barrier without the
+    // checks that are always on. Divergence is then neither detected nor reported.
+    (void)where;
+    waiting_.push_back(static_cast<int>(it.local_linear));
+    ++arrived_;
+#else
+    if (!accesses_.empty()) [[unlikely]] flush_accesses();
     it.at = where;
     it.at_what = "barrier";
     waiting_.push_back(static_cast<int>(it.local_linear));
     if (arrived_++ == 0) round_point_ = where;
     else if (!same_point(where, round_point_)) mismatch_ = true;
+#endif
     suspend(it);
   }
 
@@ -574,17 +586,21 @@ class group_runner final : public cpu::executor, public checked::recorder {
         if (!d_->b->device.independent_subgroups) group_error_ = sequence_length_error();
         return;
       }
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
       if (mismatch_ || exited() > 0 || in_collective_ > 0) {
         group_error_ = divergence_error();
         return;
       }
+#endif
       // All live work-items wait at the same barrier: release them in schedule order (the
       // order they arrived in, which is the forward order).
       ready_.swap(waiting_);
       waiting_.clear();
       arrived_ = 0;
       ready_pos_ = 1;
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
       ++epoch_;  // checked-access mode: accesses before and after the barrier are ordered
+#endif
       if (sched_.items == order::random)  // exploring: any order is legal after a barrier
         for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
       fibers_.switch_to(main, ready_[0]);
