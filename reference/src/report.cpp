@@ -96,7 +96,8 @@ std::string report::str() const {
     // The first three here; all kept ones (up to 8) are in `instances` and the JSON.
     const std::size_t shown = std::min<std::size_t>(d.instances.size(), 3);
     for (std::size_t i = 0; i < shown; ++i) os << "    " << d.instances[i] << "\n";
-    if (static_cast<std::int64_t>(shown) < d.count) os << "    ... " << d.count - static_cast<std::int64_t>(shown) << " more\n";
+    // (A warning's one instance already says how many times it happened.)
+    if (d.severity == severity::error && static_cast<std::int64_t>(shown) < d.count) os << "    ... " << d.count - static_cast<std::int64_t>(shown) << " more\n";
   }
   return os.str();
 }
