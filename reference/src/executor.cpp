@@ -12,6 +12,16 @@
 //     it reports, with the items and the source lines, why the group can never finish.
 // A work-item that throws, or faults (e.g. overflows its stack), ends its group; the other
 // fibers are dropped without unwinding, and the error is kept for ki::synchronize.
+//
+// Schedule exploration (schedule.hpp): the start order of unstarted items (item_ptrs_) is
+// forward, reverse, or a per-group random permutation, and a random schedule also shuffles the
+// items released from each barrier; with threads = 1 the groups run in the same kind of order.
+// The seed also reseeds adversarial layouts and the poison. Seed 0 costs nothing.
+//
+// Checked-access mode (detail/checked.hpp): kernels compiled with KI_CHECKED_ACCESS=1 report
+// each element access to the group_runner (a checked::recorder); see "checked::recorder" below
+// for how reads, writes and races are told apart. Races between work-groups are found at the
+// end of the launch from each group's global accesses (inter_group_race).
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
