@@ -970,8 +970,7 @@ launch_result execute(const launch_desc& d) {
   warning_log log;
   global_log globals;
   if (threads == 1 || ngroups == 1) {
-    // Deterministic: groups one after another; exploring, in reverse or a random order (the
-    // error reported is then the first one met in that order).
+    // Deterministic: groups one after another; exploring, in reverse or a random order.
     group_runner& r = runner_for(*d.b);
     std::vector<i64> group_order;
     if (sched.items != order::forward) {
@@ -982,10 +981,17 @@ launch_result execute(const launch_desc& d) {
         for (std::size_t i = group_order.size(); i > 1; --i) std::swap(group_order[i - 1], group_order[draw(s, i)]);
       }
     }
-    for (i64 k = 0; k < ngroups && !first; ++k) {
+    // As with several threads, the error reported is that of the lowest failing group: in an
+    // explored order, after a failure only groups with lower ids still run.
+    i64 first_group = ngroups;
+    for (i64 k = 0; k < ngroups; ++k) {
+      const i64 g = group_order.empty() ? k : group_order[static_cast<std::size_t>(k)];
+      if (g > first_group) continue;
+      if (group_order.empty() && first) break;
       r.reset_arena();
-      first = r.run(d, serial, group_order.empty() ? k : group_order[static_cast<std::size_t>(k)], globals);
+      auto e = r.run(d, serial, g, globals);
       r.flush_warnings(log);
+      if (e) first_group = g, first = std::move(e);
     }
   } else {
     // The error reported is the one of the lowest failing group id, whatever the threads'

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
 #include <utility>
 #include <string>
 #include <vector>
@@ -85,6 +86,24 @@ TEST_CASE("exploration: work-group order with threads = 1", "[oracle][explore]")
   CHECK(go(backend_for("cuda", 0)) == std::vector<i64>{0, 1, 2, 3, 4, 5, 6, 7});
   CHECK(go(backend_for("cuda", 1)) == std::vector<i64>{7, 6, 5, 4, 3, 2, 1, 0});
   CHECK(go(backend_for("cuda", 9)) == go(backend_for("cuda", 9)));
+}
+
+/// Groups 2 and 5 throw.
+struct two_failing_groups {
+  void operator()(ki::span<i64> out) const {
+    const i64 g = ki::get_group_id().x;
+    if (g == 2 || g == 5) throw std::runtime_error("group " + std::to_string(g));
+    out[g] = g;
+  }
+};
+
+TEST_CASE("exploration: whatever the group order, the lowest failing group is reported", "[oracle][explore]") {
+  for (std::uint64_t s : {0, 1, 2, 3, 4}) {
+    INFO("seed " << s);
+    auto o = run(backend_for("cuda", s), two_failing_groups{}, 8, 1);
+    REQUIRE(o.error);
+    CHECK(o.error->group() == ki::xyz<i64>{2, 0, 0});
+  }
 }
 
 /// out[item] = its sub-group id and lane.
