@@ -108,7 +108,9 @@ struct item_failure {
 
 struct item : cpu::item_state {
   source_location at{};             // the sync point it waits at (or passed last)
-  const char* at_what = "barrier";  // "barrier" or a sub-group function
+  bool at_barrier = true;           // at (or after) a barrier, else the sub-group function `kind`
+  cpu::collective_kind kind{};
+  const char* what() const { return at_barrier ? "barrier" : name_of(kind); }
   cpu::collective* coll = nullptr;  // while in a sub-group function: its record
   bool waiting = false;             // at a barrier or in a sub-group function
 };
@@ -164,7 +166,7 @@ class group_runner final : public cpu::executor {
   void barrier(const source_location& where) override {
     item& it = current();
     it.at = where;
-    it.at_what = "barrier";
+    it.at_barrier = true;
     if (arrived_ == 0) round_point_ = where;
     else if (!same_point(where, round_point_)) mismatch_ = true;
     ++arrived_;
@@ -187,7 +189,8 @@ class group_runner final : public cpu::executor {
     item& it = current();
     const i64 W = gs_.sub_group_width;
     it.at = c.where;
-    it.at_what = name_of(c.kind);
+    it.at_barrier = false;
+    it.kind = c.kind;
     if (c.width_given || c.kind == cpu::collective_kind::shfl_xor || c.kind == cpu::collective_kind::shfl_down ||
         c.kind == cpu::collective_kind::shfl_up)
       if (std::string bad = check_arguments(c, W); !bad.empty())
@@ -199,19 +202,28 @@ class group_runner final : public cpu::executor {
     const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
     const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
     it.coll = &c;
-    auto& scopes = pending_[static_cast<std::size_t>(sg)];
-    auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
-    if (p == scopes.end()) {
-      if (present > 1) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
+    if (present > 1) {
+      // Arrivals per scope: a counter per sub-group for the whole sub-group (the common case),
+      // a short list of segments otherwise.
+      bool last;
+      if (!segment) {
+        last = ++whole_arrived_[static_cast<std::size_t>(sg)] == present;
+        if (last) whole_arrived_[static_cast<std::size_t>(sg)] = 0;
+      } else {
+        auto& scopes = pending_[static_cast<std::size_t>(sg)];
+        auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
+        if (p == scopes.end()) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
+        last = ++p->arrived == present;
+        if (last) scopes.erase(p);
+      }
+      if (!last) {
+        ++in_collective_;
+        it.waiting = true;
+        suspend(it);
+        it.waiting = false;
+        return;
+      }
     }
-    if (present > 1 && ++p->arrived < present) {
-      ++in_collective_;
-      it.waiting = true;
-      suspend(it);
-      it.waiting = false;
-      return;
-    }
-    if (present > 1) scopes.erase(p);
     resolve(sg, begin, lanes);  // the last to arrive performs it for all and runs on
   }
 
@@ -369,7 +381,7 @@ class group_runner final : public cpu::executor {
         continue;
       }
       if (first == nullptr) first = &it;
-      if (shown++ < 8) os << " item " << it.local_linear << " waits at " << it.at_what << " " << to_string(it.at) << ";";
+      if (shown++ < 8) os << " item " << it.local_linear << " waits at " << it.what() << " " << to_string(it.at) << ";";
     }
     if (shown > 8) os << " (" << shown - 8 << " more waiting);";
     os << " " << exited_items << " items exited (every work-item of a work-group must reach the same barrier, and "
@@ -386,7 +398,7 @@ class group_runner final : public cpu::executor {
     std::string where;
     if (it.at.line != 0) {
       where = to_string(it.at);
-      if (k != kernel_error::kind::invalid_collective) os << " (after " << it.at_what << " " << where << ")";
+      if (k != kernel_error::kind::invalid_collective) os << " (after " << it.what() << " " << where << ")";
     }
     return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
   }
@@ -414,6 +426,7 @@ class group_runner final : public cpu::executor {
     loop_.next = 0;
     if (suspended_ != 0) {  // only a group that used fibers leaves state behind
       for (auto& p : pending_) p.clear();
+      std::fill(whole_arrived_.begin(), whole_arrived_.end(), 0);
       for (item& it : items_) it.at = {}, it.waiting = false;
       suspended_ = 0;
     }
@@ -442,6 +455,7 @@ class group_runner final : public cpu::executor {
     gs_.num_sub_groups = (n_ + W - 1) / W;
     gs_.exec = this;
     pending_.assign(static_cast<std::size_t>(gs_.num_sub_groups), {});
+    whole_arrived_.assign(static_cast<std::size_t>(gs_.num_sub_groups), 0);
     items_.assign(static_cast<std::size_t>(n_), item{});
     i64 k = 0;
     for (i64 z = 0; z < lz; ++z)
@@ -507,7 +521,8 @@ class group_runner final : public cpu::executor {
   std::size_t ready_pos_ = 0;
   i64 arrived_ = 0;
   i64 in_collective_ = 0;  // suspended in a sub-group function
-  std::vector<std::vector<pending_scope>> pending_;
+  std::vector<std::vector<pending_scope>> pending_;  // per sub-group: segments with arrivals
+  std::vector<i64> whole_arrived_;                    // per sub-group: arrivals without a segment
   source_location round_point_{};
   bool mismatch_ = false;
 

@@ -39,6 +39,43 @@ using simd_backend = ki::simd_cpu::backend;
 
 int all_cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
+/// range(last): threads; 0 means all cores (for a ki backend: its default).
+int plain_threads(const benchmark::State& state, int arg) {
+  const auto t = static_cast<int>(state.range(arg));
+  return t == 0 ? all_cores() : t;
+}
+
+/// Registers fn as `name` twice per argument list: on one thread (last argument 1), timed by
+/// that thread's CPU time, which is what the summary's ratios use (robust when other processes
+/// share the machine), and on all cores (last argument 0), timed by the wall clock.
+template <class F>
+void both(const char* name, F fn, std::vector<std::vector<i64>> arg_lists = {{}}) {
+  for (auto args : arg_lists) {
+    auto one = args, all = args;
+    one.push_back(1);
+    all.push_back(0);
+    benchmark::RegisterBenchmark(name, fn)->Args(one)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(name, fn)->Args(all)->Unit(benchmark::kMillisecond)->UseRealTime();
+  }
+}
+
+/// The backend value for `threads` host threads (0: its default). The reference backend runs
+/// launches on the calling thread (its immediate queue mode), so that its one-thread runs can be
+/// timed by this thread's CPU time like the others.
+template <class B>
+B make_backend(i64 threads) {
+  B b{};
+  b.threads = static_cast<int>(threads);
+  if constexpr (std::is_same_v<B, ref_backend>) b.queue = ki::reference::queue_mode::immediate;
+  return b;
+}
+
+/// Sets the counter `items_per_second` (per CPU or wall second, see both()).
+void items_rate(benchmark::State& state, double items_per_iteration) {
+  state.counters["items_per_second"] =
+      benchmark::Counter(items_per_iteration * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 /// Runs f(begin, end) over [0, n) split into `threads` contiguous parts (the first on this thread).
 template <class F>
 void split(int threads, i64 n, F f) {
@@ -163,10 +200,11 @@ std::vector<float> tree_sums(const float* x, i64 n) {
 
 // --- 1. vector add -------------------------------------------------------------------------
 
+/// range(1): host threads (0: all cores).
 template <class B>
 void BM_ki_vadd(benchmark::State& state) {
   auto& d = floats<B>(state.range(0));
-  const B b{};
+  const B b = make_backend<B>(state.range(1));
   const auto launch = [&] {
     ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
     ki::synchronize(b);
@@ -181,15 +219,14 @@ void BM_ki_vadd(benchmark::State& state) {
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
 }
-BENCHMARK(BM_ki_vadd<simd_backend>)->Name("BM_simd_vadd")->Arg(i64{1} << 24)->Arg(i64{1} << 26)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ki_vadd<ref_backend>)->Name("BM_reference_vadd")->Arg(i64{1} << 24)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_plain_vadd(benchmark::State& state) {
   auto& d = floats<simd_backend>(state.range(0));
   float* c = d.c.data();
   const float *a = d.a.data(), *b = d.b.data();
+  const int threads = plain_threads(state, 1);
   const auto run = [&] {
-    split(all_cores(), d.n, [=](i64 lo, i64 hi) {
+    split(threads, d.n, [=](i64 lo, i64 hi) {
       for (i64 i = lo; i < hi; ++i) c[i] = a[i] + b[i];
     });
     benchmark::DoNotOptimize(c);
@@ -199,7 +236,6 @@ void BM_plain_vadd(benchmark::State& state) {
   for (auto _ : state) run();
   state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
 }
-BENCHMARK(BM_plain_vadd)->Arg(i64{1} << 24)->Arg(i64{1} << 26)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // --- 2. tree reduction in local memory -----------------------------------------------------
 
@@ -208,7 +244,7 @@ constexpr i64 reduce_n = i64{1} << 24;
 template <class B>
 void BM_ki_tree_reduce(benchmark::State& state) {
   auto& d = floats<B>(reduce_n);
-  const B b{};
+  const B b = make_backend<B>(state.range(0));
   const auto launch = [&] {
     ki::launch(b, {.numgroups = d.groups(), .workgroupsize = group_size}, partial_sums{}, d.sums, d.a);
     ki::synchronize(b);
@@ -223,8 +259,6 @@ void BM_ki_tree_reduce(benchmark::State& state) {
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
 }
-BENCHMARK(BM_ki_tree_reduce<simd_backend>)->Name("BM_simd_tree_reduce")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ki_tree_reduce<ref_backend>)->Name("BM_reference_tree_reduce")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_plain_tree_reduce(benchmark::State& state) {
   auto& d = floats<simd_backend>(reduce_n);
@@ -233,7 +267,7 @@ void BM_plain_tree_reduce(benchmark::State& state) {
   float* o = out.data();
   const i64 n = d.n;
   const auto run = [&] {
-    split(all_cores(), d.groups(), [=](i64 g0, i64 g1) {
+    split(plain_threads(state, 0), d.groups(), [=](i64 g0, i64 g1) {
       for (i64 g = g0; g < g1; ++g) {
         float s = 0.0f;
         const i64 end = std::min(n, (g + 1) * group_size);
@@ -248,7 +282,6 @@ void BM_plain_tree_reduce(benchmark::State& state) {
   for (auto _ : state) run();
   state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
 }
-BENCHMARK(BM_plain_tree_reduce)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // --- 3. sub-group reduction + one atomic per sub-group -------------------------------------
 
@@ -270,7 +303,7 @@ struct int_data {
 
 template <class B>
 void BM_ki_sg_reduce(benchmark::State& state) {
-  const B b{};
+  const B b = make_backend<B>(state.range(0));
   static int_data<B> d(b);
   const auto launch = [&] {
     d.total.data()[0] = 0;
@@ -281,10 +314,9 @@ void BM_ki_sg_reduce(benchmark::State& state) {
     return d.total.data()[0] == d.expect ? "" : "total " + std::to_string(d.total.data()[0]) + " != " + std::to_string(d.expect);
   };
   if (!first_run_ok(state, launch, check)) return;
-  timed_loop(state, "ns_per_item", static_cast<double>(sg_n), launch);
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(sg_n));
 }
-BENCHMARK(BM_ki_sg_reduce<simd_backend>)->Name("BM_simd_sg_reduce")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ki_sg_reduce<ref_backend>)->Name("BM_reference_sg_reduce")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_plain_sg_reduce(benchmark::State& state) {
   static int_data<simd_backend> d(simd_backend{});
@@ -292,7 +324,7 @@ void BM_plain_sg_reduce(benchmark::State& state) {
   std::atomic<std::int64_t> total{0};
   const auto run = [&] {
     total = 0;
-    split(all_cores(), sg_n / 32, [&](i64 c0, i64 c1) {
+    split(plain_threads(state, 0), sg_n / 32, [&](i64 c0, i64 c1) {
       for (i64 c = c0; c < c1; ++c) {
         int s = 0;
         for (i64 i = c * 32; i < c * 32 + 32; ++i) s += x[i];
@@ -305,9 +337,9 @@ void BM_plain_sg_reduce(benchmark::State& state) {
     state.SkipWithError("plain sub-group sums are wrong");
     return;
   }
-  timed_loop(state, "ns_per_item", static_cast<double>(sg_n), run);
+  for (auto _ : state) run();
+  items_rate(state, static_cast<double>(sg_n));
 }
-BENCHMARK(BM_plain_sg_reduce)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // --- 4. histogram with local bins ----------------------------------------------------------
 
@@ -329,7 +361,7 @@ struct byte_data {
 
 template <class B>
 void BM_ki_histogram(benchmark::State& state) {
-  const B b{};
+  const B b = make_backend<B>(state.range(0));
   static byte_data<B> d(b);
   const auto launch = [&] {
     std::fill(d.hist.data(), d.hist.data() + bins, 0u);
@@ -340,10 +372,9 @@ void BM_ki_histogram(benchmark::State& state) {
     return std::equal(d.expect.begin(), d.expect.end(), d.hist.data()) ? "" : "wrong histogram";
   };
   if (!first_run_ok(state, launch, check)) return;
-  timed_loop(state, "ns_per_item", static_cast<double>(hist_n), launch);
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(hist_n));
 }
-BENCHMARK(BM_ki_histogram<simd_backend>)->Name("BM_simd_histogram")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ki_histogram<ref_backend>)->Name("BM_reference_histogram")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_plain_histogram(benchmark::State& state) {
   static byte_data<simd_backend> d(simd_backend{});
@@ -351,7 +382,7 @@ void BM_plain_histogram(benchmark::State& state) {
   std::vector<std::atomic<std::uint32_t>> hist(bins);
   const auto run = [&] {
     for (auto& h : hist) h = 0;
-    split(all_cores(), hist_n, [&](i64 lo, i64 hi) {
+    split(plain_threads(state, 0), hist_n, [&](i64 lo, i64 hi) {
       std::uint32_t local[bins] = {};
       for (i64 i = lo; i < hi; ++i) ++local[x[i]];
       for (int k = 0; k < bins; ++k)
@@ -364,9 +395,9 @@ void BM_plain_histogram(benchmark::State& state) {
       state.SkipWithError("plain histogram is wrong");
       return;
     }
-  timed_loop(state, "ns_per_item", static_cast<double>(hist_n), run);
+  for (auto _ : state) run();
+  items_rate(state, static_cast<double>(hist_n));
 }
-BENCHMARK(BM_plain_histogram)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // --- 5. tiled matrix multiply --------------------------------------------------------------
 
@@ -406,7 +437,7 @@ const mat_data& matrices() {
 }
 
 void BM_simd_matmul(benchmark::State& state) {
-  const simd_backend be{};
+  const simd_backend be{.threads = static_cast<int>(state.range(0))};
   const auto& m = matrices();
   auto a = ki::to_device(be, m.a), b = ki::to_device(be, m.b);
   auto c = ki::allocate<float>(be, mat_n * mat_n);
@@ -419,34 +450,32 @@ void BM_simd_matmul(benchmark::State& state) {
     return std::equal(m.expect.begin(), m.expect.end(), c.data()) ? "" : "wrong product";
   };
   if (!first_run_ok(state, launch, check)) return;
-  timed_loop(state, "ns_per_item_barrier", static_cast<double>(mat_n * mat_n * 2 * (mat_n / tile)), launch);
+  for (auto _ : state) launch();
   state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_simd_matmul)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_plain_matmul(benchmark::State& state) {
   const auto& m = matrices();
   std::vector<float> c(m.a.size());
-  m.plain(c.data(), all_cores());
+  m.plain(c.data(), plain_threads(state, 0));
   if (c != m.expect) {
     state.SkipWithError("plain product is wrong");
     return;
   }
   for (auto _ : state) {
-    m.plain(c.data(), all_cores());
+    m.plain(c.data(), plain_threads(state, 0));
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_plain_matmul)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // --- 6. barriers ---------------------------------------------------------------------------
 
 template <class B>
 void BM_ki_barrier(benchmark::State& state) {
-  const B b{.threads = 1};
+  const B b = make_backend<B>(1);
   auto passed = ki::allocate<int>(b, group_size);
   const auto launch = [&] {
     ki::launch(b, {.numgroups = 1, .workgroupsize = group_size}, barrier_loop{}, passed, ops_per_item);
@@ -458,10 +487,9 @@ void BM_ki_barrier(benchmark::State& state) {
     return "";
   };
   if (!first_run_ok(state, launch, check)) return;
-  timed_loop(state, "ns_per_item_barrier", static_cast<double>(group_size) * ops_per_item, launch);
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(group_size) * ops_per_item);
 }
-BENCHMARK(BM_ki_barrier<simd_backend>)->Name("BM_simd_barrier")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ki_barrier<ref_backend>)->Name("BM_reference_barrier")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// What a compiler's loop fission would make of barrier_loop: 1000 phases, each a loop over the
 /// 256 items' state.
@@ -476,9 +504,32 @@ void BM_plain_barrier(benchmark::State& state) {
     std::copy(k.begin(), k.end(), out.begin());
     benchmark::DoNotOptimize(out.data());
   };
-  timed_loop(state, "ns_per_item_barrier", static_cast<double>(group_size) * ops_per_item, run);
+  for (auto _ : state) run();
+  items_rate(state, static_cast<double>(group_size) * ops_per_item);
 }
-BENCHMARK(BM_plain_barrier)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+const bool registered = [] {
+  const std::vector<std::vector<i64>> vadd_sizes{{i64{1} << 24}, {i64{1} << 26}};
+  both("BM_simd_vadd", BM_ki_vadd<simd_backend>, vadd_sizes);
+  both("BM_plain_vadd", BM_plain_vadd, vadd_sizes);
+  both("BM_reference_vadd", BM_ki_vadd<ref_backend>, {{i64{1} << 24}});
+  both("BM_simd_tree_reduce", BM_ki_tree_reduce<simd_backend>);
+  both("BM_plain_tree_reduce", BM_plain_tree_reduce);
+  both("BM_reference_tree_reduce", BM_ki_tree_reduce<ref_backend>);
+  both("BM_simd_sg_reduce", BM_ki_sg_reduce<simd_backend>);
+  both("BM_plain_sg_reduce", BM_plain_sg_reduce);
+  both("BM_reference_sg_reduce", BM_ki_sg_reduce<ref_backend>);
+  both("BM_simd_histogram", BM_ki_histogram<simd_backend>);
+  both("BM_plain_histogram", BM_plain_histogram);
+  both("BM_reference_histogram", BM_ki_histogram<ref_backend>);
+  both("BM_simd_matmul", BM_simd_matmul);
+  both("BM_plain_matmul", BM_plain_matmul);
+  // One work-group: one thread only.
+  benchmark::RegisterBenchmark("BM_simd_barrier", BM_ki_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_reference_barrier", BM_ki_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_plain_barrier", BM_plain_barrier)->Unit(benchmark::kMillisecond);
+  return true;
+}();
 
 // --- summary -------------------------------------------------------------------------------
 
@@ -488,38 +539,56 @@ class summary_reporter : public summary_reporter_base {
 
  protected:
   void summary(std::ostream&) override {
-    const auto rate = [&](const std::string& key, const char* counter) { return median(key, counter); };
-    const auto line = [&](const char* what, std::optional<double> simd, std::optional<double> plain,
-                          std::optional<double> ref, const char* unit, bool higher_is_better) {
-      print("  %-28s", what);
-      if (simd) print(" simd_cpu %9.3f %s", *simd, unit);
-      if (plain) print(" | plain %9.3f", *plain);
-      if (ref) print(" | reference %9.3f", *ref);
-      if (simd && plain) print(" | simd/plain %.3fx", higher_is_better ? *simd / *plain : *plain / *simd);
-      if (simd && ref) print(" | simd/reference %.2fx", higher_is_better ? *simd / *ref : *ref / *simd);
-      print("\n");
-    };
-    const auto gbs = [&](const std::string& key) {
-      auto v = median(key, "bytes_per_second");
-      if (v) *v /= 1e9;
+    // A rate (higher is better) from a counter, in the unit shown.
+    const auto rate = [&](const std::string& key, const char* counter, double scale) {
+      auto v = median(key, counter);
+      if (v) *v *= scale;
       return v;
     };
-    print("  (speed ratios: > 1 means simd_cpu is faster)\n");
-    for (int lg : {24, 26}) {
-      const std::string n = std::to_string(i64{1} << lg);
-      line(("vadd 2^" + std::to_string(lg) + " [GB/s]").c_str(), gbs("BM_simd_vadd/" + n), gbs("BM_plain_vadd/" + n),
-           gbs("BM_reference_vadd/" + n), "GB/s", true);
+    const auto row = [&](const std::string& what, const std::string& suffix, const std::string& simd_key,
+                         const std::string& plain_key, const std::string& ref_key, const char* counter, double scale,
+                         const char* unit) {
+      const auto s = rate(simd_key + suffix, counter, scale), p = rate(plain_key + suffix, counter, scale),
+                 r = ref_key.empty() ? std::nullopt : rate(ref_key + suffix, counter, scale);
+      if (!s && !p) return;
+      print("  %-34s", what.c_str());
+      if (s) print(" simd_cpu %9.3f", *s);
+      if (p) print(" | plain %9.3f", *p);
+      if (r) print(" | reference %8.3f", *r);
+      print(" %-9s", unit);
+      if (s && p) print(" | simd/plain %6.3fx", *s / *p);
+      if (s && r) print(" | simd/reference %6.2fx", *s / *r);
+      print("\n");
+    };
+    for (const char* t : {"1", "0"}) {
+      const std::string suffix = std::string("/") + t;
+      print(*t == '1' ? "  one thread (rates per CPU second of that thread; ratios > 1: simd_cpu is faster)\n"
+                      : "  all cores (rates per wall-clock second)\n");
+      for (int lg : {24, 26}) {
+        const std::string n = "/" + std::to_string(i64{1} << lg);
+        row("vadd 2^" + std::to_string(lg), suffix, "BM_simd_vadd" + n, "BM_plain_vadd" + n, "BM_reference_vadd" + n,
+            "bytes_per_second", 1e-9, "GB/s");
+      }
+      row("tree reduction 2^24", suffix, "BM_simd_tree_reduce", "BM_plain_tree_reduce", "BM_reference_tree_reduce",
+          "bytes_per_second", 1e-9, "GB/s");
+      row("sub-group reduce + atomic 2^22", suffix, "BM_simd_sg_reduce", "BM_plain_sg_reduce", "BM_reference_sg_reduce",
+          "items_per_second", 1e-6, "Mitems/s");
+      row("histogram, local bins 2^22", suffix, "BM_simd_histogram", "BM_plain_histogram", "BM_reference_histogram",
+          "items_per_second", 1e-6, "Mitems/s");
+      row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
     }
-    line("tree reduce 2^24 [GB/s]", gbs("BM_simd_tree_reduce"), gbs("BM_plain_tree_reduce"),
-         gbs("BM_reference_tree_reduce"), "GB/s", true);
-    line("sg reduce 2^22 [ns/item]", rate("BM_simd_sg_reduce", "ns_per_item"), rate("BM_plain_sg_reduce", "ns_per_item"),
-         rate("BM_reference_sg_reduce", "ns_per_item"), "ns", false);
-    line("histogram 2^22 [ns/item]", rate("BM_simd_histogram", "ns_per_item"), rate("BM_plain_histogram", "ns_per_item"),
-         rate("BM_reference_histogram", "ns_per_item"), "ns", false);
-    line("matmul 1024 [GFLOPS]", rate("BM_simd_matmul", "GFLOPS"), rate("BM_plain_matmul", "GFLOPS"), std::nullopt,
-         "GF/s", true);
-    line("barrier [ns/item/barrier]", rate("BM_simd_barrier", "ns_per_item_barrier"),
-         rate("BM_plain_barrier", "ns_per_item_barrier"), rate("BM_reference_barrier", "ns_per_item_barrier"), "ns", false);
+    const auto ns = [&](const std::string& key) {
+      auto v = median(key, "items_per_second");
+      if (v) *v = 1e9 / *v;
+      return v;
+    };
+    const auto s = ns("BM_simd_barrier"), p = ns("BM_plain_barrier"), r = ns("BM_reference_barrier");
+    if (s) {
+      print("  barrier, 256 items x 1000, one thread: simd_cpu %.2f ns per item per barrier (target <= 3)", *s);
+      if (r) print(" | reference %.2f ns (simd/reference %.2fx faster)", *r, *r / *s);
+      if (p) print(" | plain loop-fissioned phases %.2f ns", *p);
+      print("\n");
+    }
   }
 };
 
