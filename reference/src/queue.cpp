@@ -278,7 +278,7 @@ void versioninfo(std::ostream& os, const backend& b) {
      << "  devices:            " << p.devices << " (active: " << active << ")\n"
      << "  queue mode:         " << mode_name(b.queue) << "\n"
      << "  host threads:       " << host_threads(b) << "\n"
-     << "  fiber stack:        " << (b.stack_size != 0 ? std::to_string(b.stack_size) + " bytes" : "default") << "\n"
+     << "  fiber stack:        " << (b.stack_size != 0 ? std::to_string(b.stack_size) + " bytes" : "KI_REFERENCE_STACK_SIZE, else 256 KiB") << "\n"
      << "  sub-group width:    " << p.sub_group_width << (p.linear_subgroups ? ", linear" : ", layout not promised")
      << (p.independent_subgroups ? ", independent" : "") << (p.partitionable_subgroups ? ", partitionable" : "") << "\n"
      << "  max work-group:     " << p.max_work_group_size << " items, dims (" << p.max_work_group_dims[0] << ", "

@@ -44,14 +44,14 @@ inline constexpr bool always_false_atomic = false;
 
 #if KI_GPU_PASS
 template <class T>
-using atomic_ref_t = cuda::atomic_ref<T, cuda::thread_scope_device>;
-__device__ inline cuda::memory_order native(memory_order o) {
+using atomic_ref_t = ::cuda::atomic_ref<T, ::cuda::thread_scope_device>;
+__device__ inline ::cuda::memory_order native(memory_order o) {
   switch (o) {
-    case memory_order::relaxed: return cuda::memory_order_relaxed;
-    case memory_order::acquire: return cuda::memory_order_acquire;
-    case memory_order::release: return cuda::memory_order_release;
-    case memory_order::acq_rel: return cuda::memory_order_acq_rel;
-    default: return cuda::memory_order_seq_cst;
+    case memory_order::relaxed: return ::cuda::memory_order_relaxed;
+    case memory_order::acquire: return ::cuda::memory_order_acquire;
+    case memory_order::release: return ::cuda::memory_order_release;
+    case memory_order::acq_rel: return ::cuda::memory_order_acq_rel;
+    default: return ::cuda::memory_order_seq_cst;
   }
 }
 #else
@@ -166,7 +166,7 @@ KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = m
 /// Orders memory accesses around it without an atomic operation (C++ atomic_thread_fence).
 KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst) {
 #if KI_GPU_PASS
-  cuda::atomic_thread_fence(detail::native(o), cuda::thread_scope_device);
+  ::cuda::atomic_thread_fence(detail::native(o), ::cuda::thread_scope_device);
 #else
   std::atomic_thread_fence(detail::native(o));
 #endif

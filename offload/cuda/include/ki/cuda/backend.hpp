@@ -142,6 +142,14 @@ struct ki::backend_traits<ki::cuda::backend> {
   static void set_priority(const B&, priority) {}
   // Queries
   static bool supports_unified(const B&) { return true; }
+  static bool supports_float64(const B&) { return true; }
+  // The sub-group functions are not mapped to warps yet (the offload issue): not supported.
+  static bool supports_subgroups(const B&) { return false; }
+  static bool supports_linear_subgroups(const B&) { return false; }
+  static bool supports_independent_subgroups(const B&) { return false; }
+  static bool supports_partitionable_subgroups(const B&) { return false; }
+  template <class T>
+  static bool supports_shuffle(const B&) { return false; }
   static bool supports_atomics(const B&) { return true; }
   static bool supports_atomics64(const B&) { return true; }
   static std::int64_t max_work_group_size(const B&) {
