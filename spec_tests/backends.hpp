@@ -82,7 +82,7 @@ struct config<ki::reference::backend> {
            p.max_work_group_dims == q.max_work_group_dims && p.max_num_groups == q.max_num_groups &&
            p.max_local_memory == q.max_local_memory && p.linear_subgroups == q.linear_subgroups &&
            p.unpromised_layout == q.unpromised_layout && p.independent_subgroups == q.independent_subgroups &&
-           p.partitionable_subgroups == q.partitionable_subgroups && p.float64 == q.float64 &&
+           p.partitionable_subgroups == q.partitionable_subgroups && p.float64 == q.float64 && p.unified == q.unified &&
            p.layout_seed == q.layout_seed && p.poison_seed == q.poison_seed && std::string(p.name) == q.name &&
            p.devices == q.devices && p.multiprocessor_count == q.multiprocessor_count &&
            a.threads == b.threads && a.stack_size == b.stack_size && a.print_warnings == b.print_warnings &&
