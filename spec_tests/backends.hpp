@@ -40,6 +40,12 @@
 #if KI_TEST_BACKEND_CUDA
 #include <ki/cuda.hpp>
 #endif
+#ifndef KI_TEST_BACKEND_SIMD_CPU
+#define KI_TEST_BACKEND_SIMD_CPU 0
+#endif
+#if KI_TEST_BACKEND_SIMD_CPU
+#include <ki/simd_cpu.hpp>
+#endif
 
 namespace ki_test {
 
@@ -171,6 +177,33 @@ struct config<ki::cuda::backend> {
 };
 #endif
 
+#if KI_TEST_BACKEND_SIMD_CPU
+template <>
+struct config<ki::simd_cpu::backend> {
+  using B = ki::simd_cpu::backend;
+  static constexpr const char* name = "simd_cpu";
+  static bool available(std::string&) { return true; }
+  static B make() { return B{}; }
+  static B configured() { return B{.threads = 3, .stack_size = 192 * 1024, .sub_group_width = 16}; }
+  static bool same(const B& a, const B& b) {
+    return a.threads == b.threads && a.stack_size == b.stack_size && a.sub_group_width == b.sub_group_width &&
+           a.scheduler == b.scheduler;
+  }
+  static B multi_device() { return B{}; }  // one device: the multi-device tests skip
+  /// Every sub-group width the backend offers (all linear, independent, partitionable): the
+  /// vector collectives run on whole and partial batches.
+  static std::vector<B> sub_group_variants() {
+    std::vector<B> v{make()};
+    for (std::int64_t w : {1, 2, 4, 8, 16, 64}) v.push_back(B{.sub_group_width = w});
+    return v;
+  }
+  static std::string describe(const B& b) {
+    return "simd_cpu: W = " + std::to_string(b.sub_group_width) + ", threads " + std::to_string(b.threads);
+  }
+  static std::optional<std::uint32_t> unspecified_word(const B&) { return std::nullopt; }
+};
+#endif
+
 namespace detail {
 template <class... L>
 using cat = decltype(std::tuple_cat(std::declval<L>()...));
@@ -184,10 +217,15 @@ using cuda_list = std::tuple<ki::cuda::backend>;
 #else
 using cuda_list = std::tuple<>;
 #endif
+#if KI_TEST_BACKEND_SIMD_CPU
+using simd_cpu_list = std::tuple<ki::simd_cpu::backend>;
+#else
+using simd_cpu_list = std::tuple<>;
+#endif
 }  // namespace detail
 
 /// The enabled backends of this executable.
-using backends = detail::cat<detail::reference_list, detail::cuda_list>;
+using backends = detail::cat<detail::reference_list, detail::cuda_list, detail::simd_cpu_list>;
 static_assert(std::tuple_size_v<backends> > 0,
               "spec_tests: define KI_TEST_BACKEND_<NAME>=1 for the backend this executable tests");
 

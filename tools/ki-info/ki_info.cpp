@@ -11,6 +11,10 @@
 
 #include "report.hpp"
 
+#if KI_ENABLE_SIMD_CPU
+#include <ki/simd_cpu.hpp>
+#endif
+
 #if KI_ENABLE_CUDA
 namespace ki_info {
 void report_cuda(std::ostream& os);  // cuda_info.cu
@@ -36,6 +40,10 @@ int main(int argc, char** argv) {
       std::cout << "\n";
       ki_info::report(std::cout, ki::reference::backend{.device = ki::reference::profile::preset(name)});
     }
+#if KI_ENABLE_SIMD_CPU
+  std::cout << "\n";
+  ki_info::report(std::cout, ki::simd_cpu::backend{});
+#endif
 #if KI_ENABLE_CUDA
   std::cout << "\n";
   ki_info::report_cuda(std::cout);

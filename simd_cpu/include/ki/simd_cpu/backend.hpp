@@ -1,0 +1,201 @@
+// ki::simd_cpu::backend: the fast CPU backend. Same kernels as the oracle, run for speed:
+// work-groups in parallel (oneTBB, or OpenMP with KI_SIMD_CPU_SCHEDULER=openmp), each group's
+// work-items as a plain loop until one reaches a synchronisation point (lazy fibers, the
+// reference backend's fiber core), sub-group collectives over the lanes' values with xsimd.
+//
+// The host side is deliberately simple: one device (the host), and every launch and copy runs
+// on the calling thread before the call returns (the spec allows synchronous execution), so
+// events are satisfied as soon as they are recorded. A failed launch is kept, as on every
+// backend, and rethrown by the next ki::synchronize as ki::kernel_error.
+//
+// Configuration travels in the value: ki::simd_cpu::backend{.threads = 1, .sub_group_width = 8}.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <ki/backend.hpp>
+#include <ki/detail/cpu.hpp>
+#include <ki/launch.hpp>
+
+namespace ki::simd_cpu {
+
+/// What runs the work-groups of a launch in parallel.
+enum class scheduler : std::uint8_t { tbb, openmp };
+
+struct backend {
+  /// Host threads running work-groups: 0 means KI_SIMD_CPU_THREADS if set, else all cores.
+  /// 1 runs the groups in order on the calling thread.
+  int threads = 0;
+  /// Fiber stack per work-item that reaches a synchronisation point, in bytes: 0 means
+  /// KI_SIMD_CPU_STACK_SIZE if set, else 256 KiB. Overflowing it is reported, not a crash.
+  std::size_t stack_size = 0;
+  /// The sub-group width W (a power of two, 1 to 64). Sub-groups are always linear: work-item
+  /// lin (x fastest) is in sub-group lin / W at lane lin % W. The default, 32, is CUDA's warp:
+  /// a collective costs one fiber switch per work-item whatever W (> 1) is, and the lanes'
+  /// values are combined with W / batch-width vector operations, so a wider sub-group only
+  /// halves the per-sub-group work (atomics, leader branches) that kernels do; see
+  /// docs/choosing-a-backend.md.
+  std::int64_t sub_group_width = 32;
+  /// Default: KI_SIMD_CPU_SCHEDULER = tbb | openmp (read once), else tbb.
+  ki::simd_cpu::scheduler scheduler = scheduler_from_environment();
+
+  static ki::simd_cpu::scheduler scheduler_from_environment();
+};
+
+/// Handle returned by ki::record_event. Work is done when its call returns, so an event is
+/// satisfied when it is recorded; it only remembers where (for versioninfo-style debugging).
+struct event {
+  std::uint64_t position = 0;  ///< launches and copies this thread had run before it
+};
+
+namespace detail {
+
+/// The unstarted work-items of the current group, run by the launch's own loop (so that the
+/// kernel call is inlined into it); the executor switches `items` to the next group.
+struct item_loop {
+  std::int64_t next = 0;
+  std::int64_t count = 0;
+  ki::detail::cpu::item_state* const* items = nullptr;
+};
+
+using run_items_fn = void (*)(const void* ctx, item_loop& loop);
+
+/// Runs the launch on the calling thread and the scheduler's workers before it returns; a
+/// failure is kept for synchronize.
+void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
+            run_items_fn run, const void* ctx, const std::string& name);
+void synchronize(const backend& b);
+void* allocate(const backend& b, std::size_t bytes);
+void free(void* p) noexcept;
+void copy(const backend& b, void* dst, const void* src, std::size_t bytes);
+event record_event(const backend& b);
+void set_priority(const backend& b, priority p);
+void versioninfo(std::ostream& os, const backend& b);
+std::int64_t host_threads(const backend& b);
+void validate(const backend& b);  // std::invalid_argument for an impossible configuration
+
+template <class F, class... A>
+struct bound_kernel {
+  F f;
+  std::tuple<A...> args;
+  static void run_items(const void* ctx, item_loop& loop) {
+    const auto& self = *static_cast<const bound_kernel*>(ctx);
+    auto* const* items = loop.items;
+    const std::int64_t n = loop.count;
+    // Nothing per work-item but the call. Each gets its own copies of the kernel and of the
+    // arguments, as kernel parameters on a GPU (a kernel may take them by mutable reference).
+    while (loop.next < n) {
+      ki::detail::cpu::current = items[loop.next++];
+      F fc = self.f;
+      std::apply([&](A... a) { fc(a...); }, self.args);
+    }
+  }
+};
+
+[[noreturn]] inline void unknown_option(const char* what, const std::string& name) {
+  throw std::invalid_argument(std::string("ki::simd_cpu: unknown ") + what + " '" + name + "'");
+}
+/// The "maxthreads" compiler option (0: not given); std::invalid_argument for a bad value.
+std::int64_t maxthreads_of(const kwargs& o);
+}  // namespace detail
+
+/// The fixed profile of the host device.
+inline constexpr std::int64_t max_work_group_size = 1024;
+inline constexpr std::size_t max_local_memory = 64 * 1024;
+
+}  // namespace ki::simd_cpu
+
+template <>
+struct ki::backend_traits<ki::simd_cpu::backend> {
+  using B = ki::simd_cpu::backend;
+  static constexpr const char* name = "simd_cpu";
+
+  // Devices: one, the host.
+  static int ndevices(const B&) { return 1; }
+  static int device(const B&) { return 0; }
+  static void set_device(const B&, int) {}
+  static std::optional<bool> functional(const B&) { return true; }
+  static void versioninfo(std::ostream& os, const B& b) { simd_cpu::detail::versioninfo(os, b); }
+  static std::int64_t multiprocessor_count(const B& b) { return simd_cpu::detail::host_threads(b); }
+  // Memory: host memory, 64-byte aligned.
+  static void* allocate(const B& b, std::size_t bytes, bool) { return simd_cpu::detail::allocate(b, bytes); }
+  static void free(const B&, int, void* p) noexcept { simd_cpu::detail::free(p); }
+  /// Synchronous: done when it returns.
+  static void copy(const B& b, void* dst, const void* src, std::size_t bytes, copy_kind) {
+    simd_cpu::detail::copy(b, dst, src, bytes);
+  }
+  static std::optional<std::monostate> pagelock(const B&, const void*, std::size_t) { return std::monostate{}; }
+  // Queues: work has run when its call returned.
+  static void synchronize(const B& b) { simd_cpu::detail::synchronize(b); }
+  using event = simd_cpu::event;
+  static event record_event(const B& b) { return simd_cpu::detail::record_event(b); }
+  static void wait_event(const B&, const event&) {}  // already satisfied
+  static void set_priority(const B& b, priority p) { simd_cpu::detail::set_priority(b, p); }
+  // Queries: the fixed CPU profile.
+  static bool supports_unified(const B&) { return true; }
+  static std::int64_t max_work_group_size(const B&) { return simd_cpu::max_work_group_size; }
+  static std::array<std::int64_t, 3> max_work_group_dims(const B&) { return {1024, 1024, 1024}; }
+  static std::array<std::int64_t, 3> max_num_groups(const B&) {
+    return {2147483647, 65535, 65535};  // the group count stays below 2^63
+  }
+  static std::int64_t sub_group_size(const B& b) { return b.sub_group_width; }
+  static bool supports_subgroups(const B&) { return true; }
+  /// Always linear, for every work-group shape.
+  static bool supports_linear_subgroups(const B&) { return true; }
+  /// Each sub-group (each segment of a width) performs a function as soon as its own
+  /// work-items have arrived, independently of the others.
+  static bool supports_independent_subgroups(const B&) { return true; }
+  static bool supports_partitionable_subgroups(const B&) { return true; }
+  static bool supports_float64(const B&) { return true; }
+  static bool supports_atomics(const B&) { return true; }
+  static bool supports_atomics64(const B&) { return true; }
+  template <class T>
+  static bool supports_shuffle(const B&) { return std::is_trivially_copyable_v<T>; }
+
+  /// One compiler option: "maxthreads" (an integer >= 1): the kernel's max_work_group_size.
+  static void check_compile_options(const B&, const kwargs& o) {
+    for (const auto& kw : o) {
+      if (kw.name != "maxthreads") simd_cpu::detail::unknown_option("compiler option", kw.name);
+      simd_cpu::detail::maxthreads_of(o);
+    }
+  }
+  template <class F>
+  static std::int64_t kernel_max_work_group_size(const kernel<B, F>& k) {
+    const std::int64_t m = simd_cpu::detail::maxthreads_of(k.options);
+    return m > 0 && m < simd_cpu::max_work_group_size ? m : simd_cpu::max_work_group_size;
+  }
+  /// Advice: 256 work-items (rounded up to whole sub-groups for a small launch).
+  template <class F>
+  static std::int64_t launch_configuration(const kernel<B, F>& k, std::optional<std::int64_t> nitems,
+                                           std::int64_t bound) {
+    std::int64_t s = 256;
+    const std::int64_t w = k.backend.sub_group_width;
+    if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
+    return s < bound ? s : bound;
+  }
+  /// No launch options. Runs before it returns.
+  template <class F, class... A>
+  static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
+                     const kwargs& o, A... args) {
+    if (!o.empty()) simd_cpu::detail::unknown_option("launch option", o.front().name);
+    simd_cpu::detail::validate(k.backend);
+    const auto maxg = max_num_groups(k.backend);
+    for (int i = 0; i < 3; ++i)
+      if (groups[i] > maxg[i])
+        throw std::invalid_argument("ki::simd_cpu: launch: " + std::to_string(groups[i]) + " work-groups in dimension " +
+                                    std::to_string(i) + " exceed max_num_groups[" + std::to_string(i) +
+                                    "] = " + std::to_string(maxg[i]));
+    using bound = simd_cpu::detail::bound_kernel<F, A...>;
+    const bound ctx{k.f, std::tuple<A...>(args...)};
+    simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &ctx, k.name.empty() ? "kernel" : k.name);
+  }
+};

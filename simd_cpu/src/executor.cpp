@@ -1,0 +1,616 @@
+// The simd_cpu executor: runs the work-groups of a launch, in parallel, with lazy fibers.
+//
+// Each host thread takes a contiguous range of work-groups (a chunk) and runs it inside one
+// guarded run of its fiber core (the reference backend's, reference/src/fiber.hpp):
+//   * One "runner" fiber runs the chunk's work-items as plain calls of the launch's own loop
+//     (the kernel call is inlined into it), group after group. A kernel without barriers or
+//     sub-group functions therefore costs one fiber per chunk, not per group or per item:
+//     per work-item, the thread-local `current` pointer is set and the kernel is called.
+//   * When a work-item reaches a synchronisation point (barrier, sub-group function), the fiber
+//     it runs on becomes its own and is suspended; control jumps straight to the next work-item
+//     to run: one released earlier, or a new runner for the group's next unstarted item, or,
+//     when nobody can run, the driver on the thread's own stack. The last work-item to reach a
+//     barrier releases the others and runs on without a switch; the last participant of a
+//     sub-group function performs it for all (sub_group.cpp) and runs on.
+//   * A group in which some item was suspended is finished by the driver; the next group of the
+//     chunk then starts on a new runner.
+// The execution order is the reference backend's forward schedule, up to which item runs first
+// after a barrier (the spec leaves it open). A work-item that throws or faults ends its group;
+// the error of the lowest failing group is kept for ki::synchronize, like on the oracle.
+//
+// What the oracle checks and this backend does not: poison, the warnings about unspecified
+// reads, adversarial layouts, the sequence rule of devices without independent sub-groups
+// (simd_cpu has them). It still reports barrier divergence, groups that cannot finish,
+// disagreeing and malformed sub-group calls, local memory beyond its limit, exceptions and
+// faults, with the group, the work-item and the source line.
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#if KI_SIMD_CPU_HAS_OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ki/detail/cpu.hpp>
+#include <ki/errors.hpp>
+#include <ki/simd_cpu/backend.hpp>
+#include <ki/source_location.hpp>
+
+#include "executor.hpp"
+#include "fiber.hpp"  // the reference backend's fiber core (ki::fiber)
+#include "sub_group.hpp"
+
+namespace ki::simd_cpu::detail {
+namespace cpu = ki::detail::cpu;
+using i64 = std::int64_t;
+using ki::reference::detail::fiber_core;
+
+namespace {
+
+std::string to_string(const xyz<i64>& v) {
+  return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) + ")";
+}
+
+std::string to_string(const source_location& s) {
+  if (s.line == 0) return "<unknown>";
+  const char* f = std::strrchr(s.file, '/');
+  std::string r = std::string(f ? f + 1 : s.file) + ":" + std::to_string(s.line);
+  return s.column != 0 ? r + ":" + std::to_string(s.column) : r;
+}
+
+bool same_point(const source_location& a, const source_location& b) {
+  return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
+}
+
+std::size_t env_size(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || x == 0) {
+    std::fprintf(stderr, "ki::simd_cpu: ignoring %s=%s (expected a positive integer)\n", name, v);
+    return fallback;
+  }
+  return static_cast<std::size_t>(x);
+}
+
+std::size_t resolve_stack_size(const backend& b) {
+  static const std::size_t from_env = env_size("KI_SIMD_CPU_STACK_SIZE", 256 * 1024);
+  return b.stack_size != 0 ? b.stack_size : from_env;
+}
+
+int resolve_threads(const backend& b) {
+  static const int from_env = static_cast<int>(env_size("KI_SIMD_CPU_THREADS", 0));
+  return b.threads > 0 ? b.threads : from_env;
+}
+
+/// Thrown inside a work-item for errors the executor names (kind != exception).
+struct item_failure {
+  kernel_error::kind kind;
+  std::string message;
+  bool group_level = false;  ///< the message describes the group, not the throwing item
+};
+
+struct item : cpu::item_state {
+  source_location at{};             // the sync point it waits at (or passed last)
+  bool at_barrier = true;           // at (or after) a barrier, else the sub-group function `kind`
+  cpu::collective_kind kind{};
+  const char* what() const { return at_barrier ? "barrier" : name_of(kind); }
+  cpu::collective* coll = nullptr;  // while in a sub-group function: its record
+  bool waiting = false;             // at a barrier or in a sub-group function
+};
+
+class group_runner final : public cpu::executor {
+ public:
+  explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {}
+  std::size_t stack_size() const { return fibers_.stack_size(); }
+
+  struct failure {
+    i64 group;
+    kernel_error error;
+  };
+
+  /// Runs groups [first, last) of d in order, stopping before `stop` (lowered by another
+  /// thread's failure) or at the first failure, which it returns.
+  std::optional<failure> run(const launch_desc& d, std::uint64_t serial, i64 first, i64 last, const std::atomic<i64>& stop) {
+    prepare(d, serial);
+    last_ = last;
+    stop_ = &stop;
+    done_ = false;
+    failed_item_ = -1;
+    group_error_.reset();
+    first_group_ = first;
+    start_group(first);
+    fibers_.reset(static_cast<int>(n_) + 1);
+    const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    const item* faulting = cpu::current != nullptr ? static_cast<const item*>(cpu::current) : &items_.front();
+    cpu::current = nullptr;
+    if (fault.happened) {
+      std::ostringstream os;
+      if (fault.stack_overflow)
+        os << "overflowed its fiber stack (stack_size = " << fibers_.stack_size()
+           << " bytes; raise ki::simd_cpu::backend::stack_size or KI_SIMD_CPU_STACK_SIZE)";
+      else
+        os << "made an invalid memory access at address " << fault.address;
+      return failure{group_, item_error(fault.stack_overflow ? kernel_error::kind::stack_overflow : kernel_error::kind::exception,
+                                        *faulting, os.str())};
+    }
+    if (failed_item_ >= 0) {
+      fibers_.abandon_all();
+      return failure{group_, item_error(failed_kind_, items_[static_cast<std::size_t>(failed_item_)], failed_message_)};
+    }
+    if (group_error_) {
+      fibers_.abandon_all();
+      return failure{group_, std::move(*group_error_)};
+    }
+    return std::nullopt;
+  }
+
+  // --- cpu::executor: called from inside work-items ---
+
+  void barrier(const source_location& where) override {
+    item& it = current();
+    it.at = where;
+    it.at_barrier = true;
+    if (arrived_ == 0) round_point_ = where;
+    else if (!same_point(where, round_point_)) mismatch_ = true;
+    ++arrived_;
+    // The last of the group to arrive (every item started, none exited, all here) releases the
+    // others and runs on: no switch for it, no visit to the driver.
+    if (arrived_ == n_ && !mismatch_) {
+      ready_.assign(waiting_.begin(), waiting_.end());
+      ready_pos_ = 0;
+      waiting_.clear();
+      arrived_ = 0;
+      return;
+    }
+    waiting_.push_back(static_cast<int>(it.local_linear));
+    it.waiting = true;
+    suspend(it);
+    it.waiting = false;
+  }
+
+  void collective(cpu::collective& c) override {
+    item& it = current();
+    const i64 W = gs_.sub_group_width;
+    it.at = c.where;
+    it.at_barrier = false;
+    it.kind = c.kind;
+    if (c.width_given || c.kind == cpu::collective_kind::shfl_xor || c.kind == cpu::collective_kind::shfl_down ||
+        c.kind == cpu::collective_kind::shfl_up)
+      if (std::string bad = check_arguments(c, W); !bad.empty())
+        throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
+    // The scope: the caller's segment with a width (sub-groups are partitionable), else the
+    // whole sub-group.
+    const i64 sg = it.sub_group_id, lane = it.sub_group_lane;
+    const bool segment = c.width > 0 && c.width < W;
+    const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
+    const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
+    it.coll = &c;
+    if (present > 1) {
+      // Arrivals per scope: a counter per sub-group for the whole sub-group (the common case),
+      // a short list of segments otherwise.
+      bool last;
+      if (!segment) {
+        last = ++whole_arrived_[static_cast<std::size_t>(sg)] == present;
+        if (last) whole_arrived_[static_cast<std::size_t>(sg)] = 0;
+      } else {
+        auto& scopes = pending_[static_cast<std::size_t>(sg)];
+        auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
+        if (p == scopes.end()) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
+        last = ++p->arrived == present;
+        if (last) scopes.erase(p);
+      }
+      if (!last) {
+        ++in_collective_;
+        it.waiting = true;
+        suspend(it);
+        it.waiting = false;
+        return;
+      }
+    }
+    resolve(sg, begin, lanes);  // the last to arrive performs it for all and runs on
+  }
+
+  void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
+    // One table per launch and thread: a call site keeps its memory from group to group (each
+    // group still sees uninitialised memory, which is all the spec promises), and only the
+    // bytes of the call sites this group has used count towards its limit.
+    for (auto& l : locals_)
+      if (l.key == key) {
+        if (l.epoch != group_epoch_) charge(l, where);
+        return l.p;
+      }
+    locals_.push_back({key, arena_alloc(bytes, align), bytes, 0});
+    charge(locals_.back(), where);
+    return locals_.back().p;
+  }
+
+ private:
+  struct pending_scope {
+    i64 begin, lanes, arrived;
+  };
+  struct local_alloc {
+    const void* key;
+    void* p;
+    std::size_t bytes;
+    std::uint64_t epoch;  // the group that last counted it
+  };
+
+  void charge(local_alloc& l, const source_location& where) {
+    if (group_local_bytes_ + l.bytes > max_local_memory)
+      throw item_failure{kernel_error::kind::resource,
+                         "localmemory at " + to_string(where) + " needs " + std::to_string(l.bytes) +
+                             " bytes; the work-group already uses " + std::to_string(group_local_bytes_) +
+                             " of max_local_memory = " + std::to_string(max_local_memory)};
+    group_local_bytes_ += l.bytes;
+    l.epoch = group_epoch_;
+  }
+
+  /// Every participant of (sg, [begin, begin + lanes)) has arrived: check that they agree,
+  /// perform, release the others in lane order.
+  void resolve(i64 sg, i64 begin, i64 lanes) {
+    const i64 size = std::min<i64>(gs_.sub_group_width, n_ - sg * gs_.sub_group_width);
+    cpu::collective* at[64];
+    for (i64 l = 0; l < lanes; ++l)
+      at[l] = begin + l < size ? items_[static_cast<std::size_t>(sg * gs_.sub_group_width + begin + l)].coll : nullptr;
+    const scope s{gs_.sub_group_width, size, begin, lanes, at};
+    if (std::string bad = check_agreement(s); !bad.empty())
+      throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true};
+    perform(s);
+    for (i64 l = begin; l < begin + lanes && l < size; ++l) {
+      item& p = items_[static_cast<std::size_t>(sg * gs_.sub_group_width + l)];
+      p.coll = nullptr;
+      if (&p != cpu::current) {
+        --in_collective_;
+        ready_.push_back(static_cast<int>(p.local_linear));
+      }
+    }
+  }
+
+  // The driver: on the thread's own stack, inside run_guarded.
+  static void drive(void* self) { static_cast<group_runner*>(self)->drive(); }
+  void drive() {
+    const int main = static_cast<int>(n_);
+    for (;;) {
+      fibers_.spawn(main, &group_runner::runner_entry, this);
+      for (;;) {
+        // Nobody can run: every started item waits or has exited, or one has failed.
+        if (failed_item_ >= 0 || group_error_ || done_) return;
+        if (exited() == n_) break;  // the group has finished
+        if (mismatch_ || exited() > 0 || in_collective_ > 0) {
+          group_error_ = divergence_error();
+          return;
+        }
+        // Not reached in practice (the last arrival releases a barrier itself); kept so that
+        // the driver alone is enough to finish a group whose items all wait at one barrier.
+        ready_.assign(waiting_.begin(), waiting_.end());
+        ready_pos_ = 1;
+        waiting_.clear();
+        arrived_ = 0;
+        fibers_.switch_to(main, ready_[0]);
+      }
+      if (!next_group()) return;
+    }
+  }
+
+  static int runner_entry(void* self) { return static_cast<group_runner*>(self)->runner(); }
+  /// Runs unstarted work-items as plain calls until one blocks (this fiber is then that
+  /// item's) or none are left; while no item of the group was suspended, goes on with the
+  /// chunk's next group on the same fiber. Returns whom to resume when the fiber ends.
+  int runner() {
+    for (;;) {
+      try {
+        d_->run_items(d_->ctx, loop_);
+      } catch (const item_failure& f) {
+        if (f.group_level) return fail_group(f.kind, f.message);
+        return fail(current(), f.kind, f.message);
+      } catch (const std::exception& e) {
+        return fail(current(), kernel_error::kind::exception, std::string("threw ") + e.what());
+      } catch (...) {
+        return fail(current(), kernel_error::kind::exception, "threw an exception that is not a std::exception");
+      }
+      if (suspended_ != 0) return next_to_resume();
+      // Every item ran to its end on this fiber: the group is done.
+      if (!next_group()) {
+        done_ = true;
+        return static_cast<int>(n_);
+      }
+    }
+  }
+
+  /// Work-items that have exited, counted when nothing runs.
+  i64 exited() const { return loop_.next - arrived_ - in_collective_; }
+
+  static item& current() { return *static_cast<item*>(cpu::current); }
+
+  int fail(item& it, kernel_error::kind k, std::string msg) {
+    failed_item_ = it.local_linear;
+    failed_kind_ = k;
+    failed_message_ = std::move(msg);
+    return static_cast<int>(n_);
+  }
+
+  int fail_group(kernel_error::kind k, const std::string& msg) {
+    const item& first = current();
+    group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(first.at),
+                                "ki::simd_cpu: kernel '" + std::string(d_->kernel_name) + "': work-group " +
+                                    to_string(gs_.group_id) + ": " + msg);
+    return static_cast<int>(n_);
+  }
+
+  int next_to_resume() {
+    if (ready_pos_ < ready_.size()) return ready_[ready_pos_++];
+    return static_cast<int>(n_);
+  }
+
+  /// Suspends the running work-item and runs whoever is next.
+  void suspend(item& it) {
+    ++suspended_;
+    const int self = static_cast<int>(it.local_linear);
+    if (ready_pos_ < ready_.size()) fibers_.switch_to(self, ready_[ready_pos_++]);
+    else if (loop_.next < n_) fibers_.spawn(self, &group_runner::runner_entry, this);
+    else fibers_.switch_to(self, static_cast<int>(n_));
+    cpu::current = &it;
+  }
+
+  std::optional<kernel_error> divergence_error() const {
+    std::ostringstream os;
+    os << "ki::simd_cpu: kernel '" << d_->kernel_name << "': work-group " << to_string(gs_.group_id) << " cannot finish:";
+    const item* first = nullptr;
+    i64 exited_items = 0, shown = 0;
+    for (const item& it : items_) {
+      if (it.local_linear >= loop_.next) continue;
+      if (!it.waiting) {
+        ++exited_items;
+        continue;
+      }
+      if (first == nullptr) first = &it;
+      if (shown++ < 8) os << " item " << it.local_linear << " waits at " << it.what() << " " << to_string(it.at) << ";";
+    }
+    if (shown > 8) os << " (" << shown - 8 << " more waiting);";
+    os << " " << exited_items << " items exited (every work-item of a work-group must reach the same barrier, and "
+       << "every work-item of a sub-group, or of a segment with a width, the same communication function)";
+    if (first == nullptr) first = &items_.front();
+    return kernel_error(mismatch_ ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish, gs_.group_id,
+                        first->local_id, to_string(first->at), os.str());
+  }
+
+  kernel_error item_error(kernel_error::kind k, const item& it, const std::string& what) const {
+    std::ostringstream os;
+    os << "ki::simd_cpu: kernel '" << d_->kernel_name << "': work-item " << to_string(it.local_id) << " (linear "
+       << it.local_linear << ") of work-group " << to_string(gs_.group_id) << " " << what;
+    std::string where;
+    if (it.at.line != 0) {
+      where = to_string(it.at);
+      if (k != kernel_error::kind::invalid_collective) os << " (after " << it.what() << " " << where << ")";
+    }
+    return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
+  }
+
+  /// The chunk's next group, if any is left (and no lower group failed meanwhile).
+  bool next_group() {
+    const i64 g = group_ + 1;
+    if (g >= last_ || g >= stop_->load(std::memory_order_relaxed)) return false;
+    start_group(g);
+    return true;
+  }
+
+  void start_group(i64 g) {
+    const i64 gx = d_->groups[0], gy = d_->groups[1];
+    if (g == group_ + 1 && g != first_group_) {  // the next one: no divisions (~40 cycles)
+      auto& id = gs_.group_id;
+      if (++id.x == gx) {
+        id.x = 0;
+        if (++id.y == gy) id.y = 0, ++id.z;
+      }
+    } else {
+      gs_.group_id = {g % gx, (g / gx) % gy, g / (gx * gy)};
+    }
+    group_ = g;
+    loop_.next = 0;
+    if (suspended_ != 0) {  // only a group that used fibers leaves state behind
+      for (auto& p : pending_) p.clear();
+      std::fill(whole_arrived_.begin(), whole_arrived_.end(), 0);
+      for (item& it : items_) it.at = {}, it.waiting = false;
+      suspended_ = 0;
+    }
+    ready_.clear();
+    ready_pos_ = 0;
+    waiting_.clear();
+    arrived_ = 0;
+    in_collective_ = 0;
+    mismatch_ = false;
+    ++group_epoch_;
+    group_local_bytes_ = 0;
+  }
+
+  /// Per launch and thread: the work-items (the same for every group) and local memory.
+  void prepare(const launch_desc& d, std::uint64_t serial) {
+    d_ = &d;
+    if (serial == prepared_serial_) return;
+    prepared_serial_ = serial;
+    const i64 lx = d.items[0], ly = d.items[1], lz = d.items[2];
+    n_ = lx * ly * lz;
+    const i64 W = d.b->sub_group_width;
+    gs_.local_size = {lx, ly, lz};
+    gs_.num_groups = {d.groups[0], d.groups[1], d.groups[2]};
+    gs_.items = n_;
+    gs_.sub_group_width = W;
+    gs_.num_sub_groups = (n_ + W - 1) / W;
+    gs_.exec = this;
+    pending_.assign(static_cast<std::size_t>(gs_.num_sub_groups), {});
+    whole_arrived_.assign(static_cast<std::size_t>(gs_.num_sub_groups), 0);
+    items_.assign(static_cast<std::size_t>(n_), item{});
+    i64 k = 0;
+    for (i64 z = 0; z < lz; ++z)
+      for (i64 y = 0; y < ly; ++y)
+        for (i64 x = 0; x < lx; ++x, ++k) {
+          item& it = items_[static_cast<std::size_t>(k)];
+          it.local_id = {x, y, z};
+          it.local_linear = k;
+          it.sub_group_id = k / W;
+          it.sub_group_lane = k % W;
+          it.sub_group_size = std::min(W, n_ - k / W * W);
+          it.group = &gs_;
+        }
+    item_ptrs_.resize(static_cast<std::size_t>(n_));
+    for (std::size_t i = 0; i < item_ptrs_.size(); ++i) item_ptrs_[i] = &items_[i];
+    loop_.items = item_ptrs_.data();
+    loop_.count = n_;
+    waiting_.reserve(static_cast<std::size_t>(n_));
+    ready_.reserve(static_cast<std::size_t>(n_));
+    suspended_ = 0;
+    locals_.clear();
+    arena_chunk_ = 0;
+    arena_used_ = 0;
+  }
+
+  void* arena_alloc(std::size_t bytes, std::size_t align) {
+    // Chunks never move: memory handed out stays valid for the launch.
+    for (;;) {
+      if (arena_chunk_ < arena_.size()) {
+        auto& c = arena_[arena_chunk_];
+        const auto base = reinterpret_cast<std::uintptr_t>(c.p.get());
+        const std::size_t off = (base + arena_used_ + align - 1) / align * align - base;
+        if (off + bytes <= c.size) {
+          arena_used_ = off + bytes;
+          return c.p.get() + off;
+        }
+        ++arena_chunk_;
+        arena_used_ = 0;
+        continue;
+      }
+      const std::size_t sz = std::max<std::size_t>(bytes + align, 64 * 1024);
+      arena_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[sz]), sz});
+      arena_chunk_ = arena_.size() - 1;
+      arena_used_ = 0;
+    }
+  }
+
+  fiber_core fibers_;
+  const launch_desc* d_ = nullptr;
+  std::uint64_t prepared_serial_ = 0;
+  cpu::group_state gs_;
+  std::vector<item> items_;
+  std::vector<cpu::item_state*> item_ptrs_;
+  i64 n_ = 0;
+  item_loop loop_;
+
+  i64 group_ = 0, last_ = 0, first_group_ = 0;
+  const std::atomic<i64>* stop_ = nullptr;
+  bool done_ = false;
+  i64 suspended_ = 0;  // suspensions in this group
+  std::vector<int> waiting_;  // at the barrier, in arrival order
+  std::vector<int> ready_;    // released, in the order they run
+  std::size_t ready_pos_ = 0;
+  i64 arrived_ = 0;
+  i64 in_collective_ = 0;  // suspended in a sub-group function
+  std::vector<std::vector<pending_scope>> pending_;  // per sub-group: segments with arrivals
+  std::vector<i64> whole_arrived_;                    // per sub-group: arrivals without a segment
+  source_location round_point_{};
+  bool mismatch_ = false;
+
+  i64 failed_item_ = -1;
+  kernel_error::kind failed_kind_{};
+  std::string failed_message_;
+  std::optional<kernel_error> group_error_;
+
+  std::vector<local_alloc> locals_;
+  std::uint64_t group_epoch_ = 0;
+  std::size_t group_local_bytes_ = 0;
+  struct chunk {
+    std::unique_ptr<unsigned char[]> p;
+    std::size_t size;
+  };
+  std::vector<chunk> arena_;
+  std::size_t arena_chunk_ = 0, arena_used_ = 0;
+};
+
+group_runner& runner_for(const backend& b) {
+  thread_local std::unique_ptr<group_runner> r;
+  const std::size_t s = resolve_stack_size(b);
+  if (!r || r->stack_size() < s || r->stack_size() > 2 * s) r = std::make_unique<group_runner>(s);
+  return *r;
+}
+
+std::atomic<std::uint64_t> launch_counter{0};
+
+tbb::task_arena& arena_for(int threads) {
+  static std::mutex m;
+  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
+  std::lock_guard lock(m);
+  auto& a = arenas[threads];
+  if (!a) a = std::make_unique<tbb::task_arena>(threads);
+  return *a;
+}
+
+}  // namespace
+
+std::optional<kernel_error> execute(const launch_desc& d) {
+  fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
+  const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];
+  const std::uint64_t serial = ++launch_counter;
+  const int threads = resolve_threads(*d.b);
+
+  // The error reported is the lowest failing group's, whatever the timing: after a failure
+  // only chunks' groups below it still run.
+  std::mutex m;
+  std::optional<kernel_error> first;
+  i64 first_group = ngroups;
+  std::atomic<i64> stop{ngroups};
+  auto run_chunk = [&](i64 begin, i64 end) {
+    if (begin >= stop.load(std::memory_order_relaxed)) return;
+    group_runner& r = runner_for(*d.b);
+    if (auto f = r.run(d, serial, begin, end, stop)) {
+      std::lock_guard lock(m);
+      if (f->group < first_group) {
+        first_group = f->group;
+        first = std::move(f->error);
+        stop = f->group;
+      }
+    }
+  };
+  if (threads == 1 || ngroups == 1) {
+    run_chunk(0, ngroups);
+  } else if (d.b->scheduler == scheduler::openmp) {
+#if KI_SIMD_CPU_HAS_OPENMP
+    // Chunks in increasing order (dynamic schedule): a group that waits for an earlier one
+    // (message passing through atomics) waits for a chunk that is running or done.
+    const int t = threads > 0 ? threads : omp_get_max_threads();
+    const i64 chunk = std::max<i64>(1, ngroups / (static_cast<i64>(t) * 8));
+    const i64 nchunks = (ngroups + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
+    for (i64 c = 0; c < nchunks; ++c) run_chunk(c * chunk, std::min(ngroups, (c + 1) * chunk));
+#else
+    throw std::logic_error("ki::simd_cpu: this build has no OpenMP (KI_SIMD_CPU_SCHEDULER=openmp)");
+#endif
+  } else {
+    auto body = [&](const tbb::blocked_range<i64>& range) { run_chunk(range.begin(), range.end()); };
+    if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
+    else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
+  }
+  return first;
+}
+
+std::int64_t host_threads(const backend& b) {
+  const int t = resolve_threads(b);
+  return t > 0 ? t : tbb::this_task_arena::max_concurrency();
+}
+
+}  // namespace ki::simd_cpu::detail

@@ -1,0 +1,25 @@
+// Private: the executor's entry point: run every work-group of one launch, on the calling thread
+// and the scheduler's workers, before returning.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include <ki/errors.hpp>
+#include <ki/simd_cpu/backend.hpp>
+
+namespace ki::simd_cpu::detail {
+
+struct launch_desc {
+  std::array<std::int64_t, 3> groups;
+  std::array<std::int64_t, 3> items;
+  run_items_fn run_items;
+  const void* ctx;
+  const backend* b;
+  const char* kernel_name;
+};
+
+/// The failure of the lowest failing work-group, if any.
+std::optional<kernel_error> execute(const launch_desc& d);
+
+}  // namespace ki::simd_cpu::detail

@@ -1,0 +1,597 @@
+// Benchmarks of the simd_cpu backend, each against a hand-written C++ baseline measured in the
+// same run (and the reference backend where that is cheap):
+//
+//   vadd        c[i] = a[i] + b[i], 2^24 and 2^26 floats, work-group 256: simd_cpu, the
+//               reference (2^24) and a plain loop, all on every core (target: simd_cpu >= 0.9x)
+//   tree_reduce Metal's partial_sums!: 256 floats of local memory, a barrier after the load and
+//               after each halving, one sum per group, 2^24 floats; baseline: a plain loop
+//               summing the same chunks of 256
+//   sg_reduce   sub_group_reduce(std::plus) of ints and one atomic add per sub-group into a
+//               total, 2^22 ints; baseline: chunks of 32 summed, one atomic add per chunk
+//   histogram   256 bins in local memory (zeroed, barrier, one local atomic per item, barrier,
+//               one global atomic per bin), 2^22 bytes; baseline: a private histogram per thread,
+//               merged with one atomic per bin
+//   matmul      C = A B, 1024 x 1024 floats, 16 x 16 tiles in local memory (two barriers per
+//               tile step); baseline: a blocked i-k-j loop (vectorised by the compiler)
+//   barrier     one work-group of 256 items crossing 1000 barriers, one thread: ns per item per
+//               barrier (target <= 3); baseline: the same work as 1000 loops over 256 items
+//
+// Every benchmark checks its result once before timing it and reports an error instead of a
+// number if it is wrong. Run: ki_bench_simd_cpu --benchmark_repetitions=3 (summary at the end).
+#include "bench_common.hpp"
+
+#include <ki/simd_cpu.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace ki_bench;
+using simd_backend = ki::simd_cpu::backend;
+
+int all_cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+/// range(last): threads; 0 means all cores (for a ki backend: its default).
+int plain_threads(const benchmark::State& state, int arg) {
+  const auto t = static_cast<int>(state.range(arg));
+  return t == 0 ? all_cores() : t;
+}
+
+/// Registers fn as `name` twice per argument list: on one thread (last argument 1), timed by
+/// that thread's CPU time, which is what the summary's ratios use (robust when other processes
+/// share the machine), and on all cores (last argument 0), timed by the wall clock.
+template <class F>
+void both(const char* name, F fn, std::vector<std::vector<i64>> arg_lists = {{}}) {
+  for (auto args : arg_lists) {
+    auto one = args, all = args;
+    one.push_back(1);
+    all.push_back(0);
+    benchmark::RegisterBenchmark(name, fn)->Args(one)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(name, fn)->Args(all)->Unit(benchmark::kMillisecond)->UseRealTime();
+  }
+}
+
+/// The backend value for `threads` host threads (0: its default). The reference backend runs
+/// launches on the calling thread (its immediate queue mode), so that its one-thread runs can be
+/// timed by this thread's CPU time like the others.
+template <class B>
+B make_backend(i64 threads) {
+  B b{};
+  b.threads = static_cast<int>(threads);
+  if constexpr (std::is_same_v<B, ref_backend>) b.queue = ki::reference::queue_mode::immediate;
+  return b;
+}
+
+/// Sets the counter `items_per_second` (per CPU or wall second, see both()).
+void items_rate(benchmark::State& state, double items_per_iteration) {
+  state.counters["items_per_second"] =
+      benchmark::Counter(items_per_iteration * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+/// Runs f(begin, end) over [0, n) split into `threads` contiguous parts (the first on this thread).
+template <class F>
+void split(int threads, i64 n, F f) {
+  if (threads <= 1) {
+    f(i64{0}, n);
+    return;
+  }
+  std::vector<std::thread> ts;
+  for (int t = 1; t < threads; ++t) ts.emplace_back(f, n * t / threads, n * (t + 1) / threads);
+  f(i64{0}, n / threads);
+  for (auto& t : ts) t.join();
+}
+
+// --- kernels -------------------------------------------------------------------------------
+
+struct vadd {
+  KI_DEVICE void operator()(ki::span<float> c, ki::span<const float> a, ki::span<const float> b) const {
+    const auto i = ki::get_global_id().x;
+    if (i < c.size()) c[i] = a[i] + b[i];
+  }
+};
+
+struct partial_sums {
+  KI_DEVICE void operator()(ki::span<float> out, ki::span<const float> x) const {
+    const auto tid = ki::get_local_id().x;
+    const auto i = ki::get_global_id().x;
+    auto shared = ki::localmemory<float, 256>([] {});
+    shared[tid] = i < x.size() ? x[i] : 0.0f;
+    ki::barrier();
+    for (auto step = ki::get_local_size().x / 2; step > 0; step /= 2) {
+      if (tid < step) shared[tid] += shared[tid + step];
+      ki::barrier();
+    }
+    if (tid == 0) out[ki::get_group_id().x] = shared[0];
+  }
+};
+
+struct sg_reduce {
+  KI_DEVICE void operator()(ki::span<std::int64_t> total, ki::span<const int> x) const {
+    const auto i = ki::get_global_id().x;
+    const int s = ki::sub_group_reduce(std::plus<int>(), i < x.size() ? x[i] : 0);
+    if (ki::get_sub_group_local_id() == 0) ki::atomic_fetch_add(&total[0], std::int64_t{s});
+  }
+};
+
+constexpr int bins = 256;
+struct histogram_local {
+  KI_DEVICE void operator()(ki::span<std::uint32_t> hist, ki::span<const std::uint8_t> x) const {
+    const auto tid = ki::get_local_id().x, n = ki::get_local_size().x;
+    auto local = ki::localmemory<std::uint32_t, bins>([] {});
+    for (auto b = tid; b < bins; b += n) local[b] = 0;
+    ki::barrier();
+    const auto i = ki::get_global_id().x;
+    if (i < x.size()) ki::atomic_fetch_add(&local[x[i]], std::uint32_t{1});
+    ki::barrier();
+    for (auto b = tid; b < bins; b += n)
+      if (local[b] != 0) ki::atomic_fetch_add(&hist[b], local[b]);
+  }
+};
+
+constexpr i64 tile = 16;
+struct matmul_tiled {
+  KI_DEVICE void operator()(ki::span<float> c, ki::span<const float> a, ki::span<const float> b, std::int64_t n) const {
+    const auto l = ki::get_local_id(), g = ki::get_global_id();
+    const auto row = g.y, col = g.x;
+    auto ta = ki::localmemory<float, tile, tile>([] {});
+    auto tb = ki::localmemory<float, tile, tile>([] {});
+    float acc = 0.0f;
+    for (std::int64_t t = 0; t < n / tile; ++t) {
+      ta(l.x, l.y) = a[row * n + t * tile + l.x];
+      tb(l.x, l.y) = b[(t * tile + l.y) * n + col];
+      ki::barrier();
+      for (std::int64_t k = 0; k < tile; ++k) acc += ta(k, l.y) * tb(l.x, k);
+      ki::barrier();
+    }
+    c[row * n + col] = acc;
+  }
+};
+
+// --- data ----------------------------------------------------------------------------------
+
+template <class B>
+struct float_arrays {
+  float_arrays(const B& be, i64 n) : n(n) {
+    std::vector<float> ha(static_cast<std::size_t>(n)), hb(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) {
+      ha[static_cast<std::size_t>(i)] = static_cast<float>((i * 7) % 1013) * 0.25f;
+      hb[static_cast<std::size_t>(i)] = static_cast<float>((i * 13) % 509) - 100.0f;
+    }
+    a = ki::to_device(be, ha);
+    b = ki::to_device(be, hb);
+    c = ki::allocate<float>(be, n);
+    sums = ki::allocate<float>(be, groups());
+  }
+  i64 groups() const { return (n + group_size - 1) / group_size; }
+  i64 n;
+  ki::array<float, B> a, b, c, sums;
+};
+
+template <class B>
+float_arrays<B>& floats(i64 n) {
+  static std::map<i64, std::unique_ptr<float_arrays<B>>> cache;
+  auto& p = cache[n];
+  if (!p) p = std::make_unique<float_arrays<B>>(B{}, n);
+  return *p;
+}
+
+std::vector<float> tree_sums(const float* x, i64 n) {
+  std::vector<float> out(static_cast<std::size_t>((n + group_size - 1) / group_size));
+  float s[group_size];
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    for (i64 t = 0; t < group_size; ++t) {
+      const i64 i = static_cast<i64>(g) * group_size + t;
+      s[t] = i < n ? x[i] : 0.0f;
+    }
+    for (i64 step = group_size / 2; step > 0; step /= 2)
+      for (i64 t = 0; t < step; ++t) s[t] += s[t + step];
+    out[g] = s[0];
+  }
+  return out;
+}
+
+// --- 1. vector add -------------------------------------------------------------------------
+
+/// range(1): host threads (0: all cores).
+template <class B>
+void BM_ki_vadd(benchmark::State& state) {
+  auto& d = floats<B>(state.range(0));
+  const B b = make_backend<B>(state.range(1));
+  const auto launch = [&] {
+    ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    const float *a = d.a.data(), *bb = d.b.data(), *c = d.c.data();
+    for (i64 i = 0; i < d.n; ++i)
+      if (c[i] != a[i] + bb[i]) return "c[" + std::to_string(i) + "] != a[i] + b[i]";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
+}
+
+void BM_plain_vadd(benchmark::State& state) {
+  auto& d = floats<simd_backend>(state.range(0));
+  float* c = d.c.data();
+  const float *a = d.a.data(), *b = d.b.data();
+  const int threads = plain_threads(state, 1);
+  const auto run = [&] {
+    split(threads, d.n, [=](i64 lo, i64 hi) {
+      for (i64 i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+    });
+    benchmark::DoNotOptimize(c);
+    benchmark::ClobberMemory();
+  };
+  run();
+  for (auto _ : state) run();
+  state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
+}
+
+// --- 2. tree reduction in local memory -----------------------------------------------------
+
+constexpr i64 reduce_n = i64{1} << 24;
+
+template <class B>
+void BM_ki_tree_reduce(benchmark::State& state) {
+  auto& d = floats<B>(reduce_n);
+  const B b = make_backend<B>(state.range(0));
+  const auto launch = [&] {
+    ki::launch(b, {.numgroups = d.groups(), .workgroupsize = group_size}, partial_sums{}, d.sums, d.a);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    const auto expect = tree_sums(d.a.data(), d.n);
+    for (std::size_t g = 0; g < expect.size(); ++g)
+      if (d.sums.data()[g] != expect[g]) return "partial sum of group " + std::to_string(g) + " is wrong";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
+}
+
+void BM_plain_tree_reduce(benchmark::State& state) {
+  auto& d = floats<simd_backend>(reduce_n);
+  std::vector<float> out(static_cast<std::size_t>(d.groups()));
+  const float* x = d.a.data();
+  float* o = out.data();
+  const i64 n = d.n;
+  const auto run = [&] {
+    split(plain_threads(state, 0), d.groups(), [=](i64 g0, i64 g1) {
+      for (i64 g = g0; g < g1; ++g) {
+        float s = 0.0f;
+        const i64 end = std::min(n, (g + 1) * group_size);
+        for (i64 i = g * group_size; i < end; ++i) s += x[i];
+        o[g] = s;
+      }
+    });
+    benchmark::DoNotOptimize(o);
+    benchmark::ClobberMemory();
+  };
+  run();
+  for (auto _ : state) run();
+  state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
+}
+
+// --- 3. sub-group reduction + one atomic per sub-group -------------------------------------
+
+constexpr i64 sg_n = i64{1} << 22;
+
+template <class B>
+struct int_data {
+  explicit int_data(const B& be) {
+    std::vector<int> h(static_cast<std::size_t>(sg_n));
+    for (i64 i = 0; i < sg_n; ++i) h[static_cast<std::size_t>(i)] = static_cast<int>((i * 2654435761u) >> 29);
+    for (int v : h) expect += v;
+    x = ki::to_device(be, h);
+    total = ki::zeros<std::int64_t>(be, 1);
+  }
+  ki::array<int, B> x;
+  ki::array<std::int64_t, B> total;
+  std::int64_t expect = 0;
+};
+
+template <class B>
+void BM_ki_sg_reduce(benchmark::State& state) {
+  const B b = make_backend<B>(state.range(0));
+  static int_data<B> d(b);
+  const auto launch = [&] {
+    d.total.data()[0] = 0;
+    ki::launch(b, {.workgroupsize = group_size, .ndrange = sg_n}, sg_reduce{}, d.total, std::as_const(d.x));
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    return d.total.data()[0] == d.expect ? "" : "total " + std::to_string(d.total.data()[0]) + " != " + std::to_string(d.expect);
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(sg_n));
+}
+
+void BM_plain_sg_reduce(benchmark::State& state) {
+  static int_data<simd_backend> d(simd_backend{});
+  const int* x = d.x.data();
+  std::atomic<std::int64_t> total{0};
+  const auto run = [&] {
+    total = 0;
+    split(plain_threads(state, 0), sg_n / 32, [&](i64 c0, i64 c1) {
+      for (i64 c = c0; c < c1; ++c) {
+        int s = 0;
+        for (i64 i = c * 32; i < c * 32 + 32; ++i) s += x[i];
+        total.fetch_add(s, std::memory_order_relaxed);
+      }
+    });
+  };
+  run();
+  if (total != d.expect) {
+    state.SkipWithError("plain sub-group sums are wrong");
+    return;
+  }
+  for (auto _ : state) run();
+  items_rate(state, static_cast<double>(sg_n));
+}
+
+// --- 4. histogram with local bins ----------------------------------------------------------
+
+constexpr i64 hist_n = i64{1} << 22;
+
+template <class B>
+struct byte_data {
+  explicit byte_data(const B& be) : expect(bins, 0) {
+    std::vector<std::uint8_t> h(static_cast<std::size_t>(hist_n));
+    for (i64 i = 0; i < hist_n; ++i) h[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+    for (auto v : h) ++expect[v];
+    x = ki::to_device(be, h);
+    hist = ki::zeros<std::uint32_t>(be, bins);
+  }
+  ki::array<std::uint8_t, B> x;
+  ki::array<std::uint32_t, B> hist;
+  std::vector<std::uint32_t> expect;
+};
+
+template <class B>
+void BM_ki_histogram(benchmark::State& state) {
+  const B b = make_backend<B>(state.range(0));
+  static byte_data<B> d(b);
+  const auto launch = [&] {
+    std::fill(d.hist.data(), d.hist.data() + bins, 0u);
+    ki::launch(b, {.workgroupsize = group_size, .ndrange = hist_n}, histogram_local{}, d.hist, std::as_const(d.x));
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    return std::equal(d.expect.begin(), d.expect.end(), d.hist.data()) ? "" : "wrong histogram";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(hist_n));
+}
+
+void BM_plain_histogram(benchmark::State& state) {
+  static byte_data<simd_backend> d(simd_backend{});
+  const std::uint8_t* x = d.x.data();
+  std::vector<std::atomic<std::uint32_t>> hist(bins);
+  const auto run = [&] {
+    for (auto& h : hist) h = 0;
+    split(plain_threads(state, 0), hist_n, [&](i64 lo, i64 hi) {
+      std::uint32_t local[bins] = {};
+      for (i64 i = lo; i < hi; ++i) ++local[x[i]];
+      for (int k = 0; k < bins; ++k)
+        if (local[k] != 0) hist[static_cast<std::size_t>(k)].fetch_add(local[k], std::memory_order_relaxed);
+    });
+  };
+  run();
+  for (int k = 0; k < bins; ++k)
+    if (hist[static_cast<std::size_t>(k)] != d.expect[static_cast<std::size_t>(k)]) {
+      state.SkipWithError("plain histogram is wrong");
+      return;
+    }
+  for (auto _ : state) run();
+  items_rate(state, static_cast<double>(hist_n));
+}
+
+// --- 5. tiled matrix multiply --------------------------------------------------------------
+
+constexpr i64 mat_n = 1024;
+
+struct mat_data {
+  mat_data() : a(static_cast<std::size_t>(mat_n * mat_n)), b(a.size()), expect(a.size(), 0.0f) {
+    // Small integers: every product and sum is exact in float, in any order.
+    for (i64 i = 0; i < mat_n * mat_n; ++i) {
+      a[static_cast<std::size_t>(i)] = static_cast<float>((i * 7 + 3) % 5) - 2.0f;
+      b[static_cast<std::size_t>(i)] = static_cast<float>((i * 11 + 1) % 3) - 1.0f;
+    }
+    plain(expect.data(), 1);
+  }
+  /// C = A B, blocked i-k-j, rows split over threads.
+  void plain(float* c, int threads) const {
+    const float *pa = a.data(), *pb = b.data();
+    split(threads, mat_n, [=](i64 r0, i64 r1) {
+      constexpr i64 kb = 128;
+      for (i64 i = r0; i < r1; ++i) std::fill(c + i * mat_n, c + (i + 1) * mat_n, 0.0f);
+      for (i64 k0 = 0; k0 < mat_n; k0 += kb)
+        for (i64 i = r0; i < r1; ++i)
+          for (i64 k = k0; k < k0 + kb; ++k) {
+            const float aik = pa[i * mat_n + k];
+            float* ci = c + i * mat_n;
+            const float* bk = pb + k * mat_n;
+            for (i64 j = 0; j < mat_n; ++j) ci[j] += aik * bk[j];
+          }
+    });
+  }
+  std::vector<float> a, b, expect;
+};
+
+const mat_data& matrices() {
+  static const mat_data m;
+  return m;
+}
+
+void BM_simd_matmul(benchmark::State& state) {
+  const simd_backend be{.threads = static_cast<int>(state.range(0))};
+  const auto& m = matrices();
+  auto a = ki::to_device(be, m.a), b = ki::to_device(be, m.b);
+  auto c = ki::allocate<float>(be, mat_n * mat_n);
+  const auto launch = [&] {
+    ki::launch(be, {.workgroupsize = {tile, tile}, .ndrange = {mat_n, mat_n}}, matmul_tiled{}, c, std::as_const(a),
+               std::as_const(b), mat_n);
+    ki::synchronize(be);
+  };
+  const auto check = [&]() -> std::string {
+    return std::equal(m.expect.begin(), m.expect.end(), c.data()) ? "" : "wrong product";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+void BM_plain_matmul(benchmark::State& state) {
+  const auto& m = matrices();
+  std::vector<float> c(m.a.size());
+  m.plain(c.data(), plain_threads(state, 0));
+  if (c != m.expect) {
+    state.SkipWithError("plain product is wrong");
+    return;
+  }
+  for (auto _ : state) {
+    m.plain(c.data(), plain_threads(state, 0));
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+// --- 6. barriers ---------------------------------------------------------------------------
+
+template <class B>
+void BM_ki_barrier(benchmark::State& state) {
+  const B b = make_backend<B>(1);
+  auto passed = ki::allocate<int>(b, group_size);
+  const auto launch = [&] {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = group_size}, barrier_loop{}, passed, ops_per_item);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    for (int v : ki::to_host(b, passed))
+      if (v != ops_per_item) return "a work-item passed " + std::to_string(v) + " barriers, not 1000";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(group_size) * ops_per_item);
+}
+
+/// What a compiler's loop fission would make of barrier_loop: 1000 phases, each a loop over the
+/// 256 items' state.
+void BM_plain_barrier(benchmark::State& state) {
+  std::vector<int> k(group_size), out(group_size);
+  const auto run = [&] {
+    std::fill(k.begin(), k.end(), 0);
+    for (int i = 0; i < ops_per_item; ++i) {
+      for (i64 t = 0; t < group_size; ++t) ++k[static_cast<std::size_t>(t)];
+      benchmark::ClobberMemory();  // one phase after the other, as barriers order them
+    }
+    std::copy(k.begin(), k.end(), out.begin());
+    benchmark::DoNotOptimize(out.data());
+  };
+  for (auto _ : state) run();
+  items_rate(state, static_cast<double>(group_size) * ops_per_item);
+}
+
+const bool registered = [] {
+  const std::vector<std::vector<i64>> vadd_sizes{{i64{1} << 24}, {i64{1} << 26}};
+  both("BM_simd_vadd", BM_ki_vadd<simd_backend>, vadd_sizes);
+  both("BM_plain_vadd", BM_plain_vadd, vadd_sizes);
+  both("BM_reference_vadd", BM_ki_vadd<ref_backend>, {{i64{1} << 24}});
+  both("BM_simd_tree_reduce", BM_ki_tree_reduce<simd_backend>);
+  both("BM_plain_tree_reduce", BM_plain_tree_reduce);
+  both("BM_reference_tree_reduce", BM_ki_tree_reduce<ref_backend>);
+  both("BM_simd_sg_reduce", BM_ki_sg_reduce<simd_backend>);
+  both("BM_plain_sg_reduce", BM_plain_sg_reduce);
+  both("BM_reference_sg_reduce", BM_ki_sg_reduce<ref_backend>);
+  both("BM_simd_histogram", BM_ki_histogram<simd_backend>);
+  both("BM_plain_histogram", BM_plain_histogram);
+  both("BM_reference_histogram", BM_ki_histogram<ref_backend>);
+  both("BM_simd_matmul", BM_simd_matmul);
+  both("BM_plain_matmul", BM_plain_matmul);
+  // One work-group: one thread only.
+  benchmark::RegisterBenchmark("BM_simd_barrier", BM_ki_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_reference_barrier", BM_ki_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_plain_barrier", BM_plain_barrier)->Unit(benchmark::kMillisecond);
+  return true;
+}();
+
+// --- summary -------------------------------------------------------------------------------
+
+class summary_reporter : public summary_reporter_base {
+ public:
+  using summary_reporter_base::summary_reporter_base;
+
+ protected:
+  void summary(std::ostream&) override {
+    // A rate (higher is better) from a counter, in the unit shown.
+    const auto rate = [&](const std::string& key, const char* counter, double scale) {
+      auto v = median(key, counter);
+      if (v) *v *= scale;
+      return v;
+    };
+    const auto row = [&](const std::string& what, const std::string& suffix, const std::string& simd_key,
+                         const std::string& plain_key, const std::string& ref_key, const char* counter, double scale,
+                         const char* unit) {
+      const auto s = rate(simd_key + suffix, counter, scale), p = rate(plain_key + suffix, counter, scale),
+                 r = ref_key.empty() ? std::nullopt : rate(ref_key + suffix, counter, scale);
+      if (!s && !p) return;
+      print("  %-34s", what.c_str());
+      if (s) print(" simd_cpu %9.3f", *s);
+      if (p) print(" | plain %9.3f", *p);
+      if (r) print(" | reference %8.3f", *r);
+      print(" %-9s", unit);
+      if (s && p) print(" | simd/plain %6.3fx", *s / *p);
+      if (s && r) print(" | simd/reference %6.2fx", *s / *r);
+      print("\n");
+    };
+    for (const char* t : {"1", "0"}) {
+      const std::string suffix = std::string("/") + t;
+      print(*t == '1' ? "  one thread (rates per CPU second of that thread; ratios > 1: simd_cpu is faster)\n"
+                      : "  all cores (rates per wall-clock second)\n");
+      for (int lg : {24, 26}) {
+        const std::string n = "/" + std::to_string(i64{1} << lg);
+        row("vadd 2^" + std::to_string(lg), suffix, "BM_simd_vadd" + n, "BM_plain_vadd" + n, "BM_reference_vadd" + n,
+            "bytes_per_second", 1e-9, "GB/s");
+      }
+      row("tree reduction 2^24", suffix, "BM_simd_tree_reduce", "BM_plain_tree_reduce", "BM_reference_tree_reduce",
+          "bytes_per_second", 1e-9, "GB/s");
+      row("sub-group reduce + atomic 2^22", suffix, "BM_simd_sg_reduce", "BM_plain_sg_reduce", "BM_reference_sg_reduce",
+          "items_per_second", 1e-6, "Mitems/s");
+      row("histogram, local bins 2^22", suffix, "BM_simd_histogram", "BM_plain_histogram", "BM_reference_histogram",
+          "items_per_second", 1e-6, "Mitems/s");
+      row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
+    }
+    const auto ns = [&](const std::string& key) {
+      auto v = median(key, "items_per_second");
+      if (v) *v = 1e9 / *v;
+      return v;
+    };
+    const auto s = ns("BM_simd_barrier"), p = ns("BM_plain_barrier"), r = ns("BM_reference_barrier");
+    if (s) {
+      print("  barrier, 256 items x 1000, one thread: simd_cpu %.2f ns per item per barrier (target <= 3)", *s);
+      if (r) print(" | reference %.2f ns (simd/reference %.2fx faster)", *r, *r / *s);
+      if (p) print(" | plain loop-fissioned phases %.2f ns", *p);
+      print("\n");
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) { return ki_bench::run_benchmarks<summary_reporter>(argc, argv); }
