@@ -1,0 +1,47 @@
+# ki_hip_add_executable(<target> SOURCES <files...> [LINK <targets...>] [DEFINITIONS <defs...>]
+#                       [INCLUDES <dirs...>])
+#
+# Builds an executable whose sources are HIP: each source is compiled by hipcc (KI_HIPCC) to an
+# object (-std=c++20 --offload-arch=<each of KI_HIP_ARCHITECTURES>, the include directories and
+# compile definitions of ki::hip and of the LINK targets), and the objects are linked by the C++
+# compiler with ki::hip (libamdhip64) and the LINK targets. Header dependencies come from
+# hipcc's depfiles.
+function(ki_hip_add_executable target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LINK;DEFINITIONS;INCLUDES")
+  set(incs "")
+  set(defs "")
+  foreach(t IN ITEMS ki::hip ${arg_LINK})
+    list(APPEND incs "$<TARGET_PROPERTY:${t},INTERFACE_INCLUDE_DIRECTORIES>")
+    list(APPEND defs "$<TARGET_PROPERTY:${t},INTERFACE_COMPILE_DEFINITIONS>")
+  endforeach()
+  list(APPEND incs ${arg_INCLUDES})
+  set(arch_flags "")
+  foreach(a IN LISTS KI_HIP_ARCHITECTURES)
+    list(APPEND arch_flags "--offload-arch=${a}")
+  endforeach()
+  set(build_flags -O2)
+  if(CMAKE_BUILD_TYPE STREQUAL "Debug")
+    set(build_flags -O0 -g)
+  endif()
+  set(objects "")
+  foreach(src IN LISTS arg_SOURCES)
+    get_filename_component(stem ${src} NAME_WE)
+    set(obj ${CMAKE_CURRENT_BINARY_DIR}/${target}.dir/${stem}.o)
+    add_custom_command(
+      OUTPUT ${obj}
+      COMMAND ${KI_HIPCC} -x hip -std=c++20 ${arch_flags} ${build_flags} -fPIE
+              "-I$<JOIN:$<REMOVE_DUPLICATES:${incs}>,;-I>"
+              "$<$<BOOL:${defs}>:-D$<JOIN:$<REMOVE_DUPLICATES:${defs}>,;-D>>"
+              "$<$<BOOL:${arg_DEFINITIONS}>:-D$<JOIN:${arg_DEFINITIONS},;-D>>"
+              -MD -MF ${obj}.d -c ${src} -o ${obj}
+      DEPENDS ${src}
+      DEPFILE ${obj}.d
+      COMMENT "hipcc ${stem}"
+      COMMAND_EXPAND_LISTS
+      VERBATIM)
+    list(APPEND objects ${obj})
+  endforeach()
+  add_executable(${target} ${objects})
+  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
+  target_link_libraries(${target} PRIVATE ki::hip ${arg_LINK})
+endfunction()
