@@ -23,16 +23,21 @@ function(ki_hip_add_executable target)
   if(CMAKE_BUILD_TYPE STREQUAL "Debug")
     set(build_flags -O0 -g)
   endif()
+  # Empty entries dropped; /usr/include left out (a system directory given with -I breaks
+  # libstdc++'s #include_next).
+  set(incs "$<FILTER:$<REMOVE_DUPLICATES:${incs}>,EXCLUDE,^/usr/include/?$>")
+  set(defs "$<FILTER:$<REMOVE_DUPLICATES:${defs};${arg_DEFINITIONS}>,INCLUDE,.>")
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}.dir)
+  file(MAKE_DIRECTORY ${dir})
   set(objects "")
   foreach(src IN LISTS arg_SOURCES)
     get_filename_component(stem ${src} NAME_WE)
-    set(obj ${CMAKE_CURRENT_BINARY_DIR}/${target}.dir/${stem}.o)
+    set(obj ${dir}/${stem}.o)
     add_custom_command(
       OUTPUT ${obj}
       COMMAND ${KI_HIPCC} -x hip -std=c++20 ${arch_flags} ${build_flags} -fPIE
-              "-I$<JOIN:$<REMOVE_DUPLICATES:${incs}>,;-I>"
-              "$<$<BOOL:${defs}>:-D$<JOIN:$<REMOVE_DUPLICATES:${defs}>,;-D>>"
-              "$<$<BOOL:${arg_DEFINITIONS}>:-D$<JOIN:${arg_DEFINITIONS},;-D>>"
+              "$<LIST:TRANSFORM,${incs},PREPEND,-I>"
+              "$<LIST:TRANSFORM,${defs},PREPEND,-D>"
               -MD -MF ${obj}.d -c ${src} -o ${obj}
       DEPENDS ${src}
       DEPFILE ${obj}.d
