@@ -6,8 +6,21 @@
 # compile definitions of ki::hip and of the LINK targets), and the objects are linked by the C++
 # compiler with ki::hip (libamdhip64) and the LINK targets. Header dependencies come from
 # hipcc's depfiles.
+#
+# ki_hip_compile(<out_var> <name> SOURCES ... [LINK ...] [DEFINITIONS ...] [INCLUDES ...]): the
+# same compilation only; <out_var> receives the object files (to add to any target that links
+# ki::hip), which go under <binary dir>/<name>.dir.
 function(ki_hip_add_executable target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LINK;DEFINITIONS;INCLUDES")
+  ki_hip_compile(objects ${target} SOURCES ${arg_SOURCES} LINK ${arg_LINK} DEFINITIONS ${arg_DEFINITIONS}
+                 INCLUDES ${arg_INCLUDES})
+  add_executable(${target} ${objects})
+  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
+  target_link_libraries(${target} PRIVATE ki::hip ${arg_LINK})
+endfunction()
+
+function(ki_hip_compile out_var target)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "SOURCES;LINK;DEFINITIONS;INCLUDES")
   set(incs "")
   set(defs "")
   foreach(t IN ITEMS ki::hip ${arg_LINK})
@@ -46,7 +59,5 @@ function(ki_hip_add_executable target)
       VERBATIM)
     list(APPEND objects ${obj})
   endforeach()
-  add_executable(${target} ${objects})
-  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
-  target_link_libraries(${target} PRIVATE ki::hip ${arg_LINK})
+  set(${out_var} ${objects} PARENT_SCOPE)
 endfunction()

@@ -83,9 +83,18 @@ struct config<ki::reference::backend> {
            p.max_work_group_dims == q.max_work_group_dims && p.max_num_groups == q.max_num_groups &&
            p.max_local_memory == q.max_local_memory && p.linear_subgroups == q.linear_subgroups &&
            p.unpromised_layout == q.unpromised_layout && p.independent_subgroups == q.independent_subgroups &&
-           p.partitionable_subgroups == q.partitionable_subgroups && p.float64 == q.float64 &&
+           p.partitionable_subgroups == q.partitionable_subgroups && p.float64 == q.float64 && p.unified == q.unified &&
            p.layout_seed == q.layout_seed && p.poison_seed == q.poison_seed && std::string(p.name) == q.name &&
-           a.threads == b.threads && a.stack_size == b.stack_size && a.print_warnings == b.print_warnings;
+           p.devices == q.devices && p.multiprocessor_count == q.multiprocessor_count &&
+           a.threads == b.threads && a.stack_size == b.stack_size && a.print_warnings == b.print_warnings &&
+           a.queue == b.queue;
+  }
+  /// A backend value with at least two devices where the backend can emulate them (the
+  /// multi-device tests skip where ndevices is 1).
+  static B multi_device() {
+    B b = make();
+    b.device.devices = 3;
+    return b;
   }
   /// The devices the sub-group tests run on, declared here once: the oracle emulates other
   /// sub-group widths, layouts and participation rules. The profile of make(); the cuda preset
@@ -170,6 +179,7 @@ struct config<gpu::backend> {
   static B make() { return B{}; }
   static B configured() { return B{}; }  // a GPU backend value carries no configuration
   static bool same(const B&, const B&) { return true; }
+  static B multi_device() { return B{}; }  // the machine's devices
   static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
   static std::string describe(const B& b) {
     std::ostringstream os;
@@ -224,6 +234,15 @@ B make() {
   std::string why;
   if (!config<B>::available(why)) SKIP(std::string(config<B>::name) + ": no device (" + why + ")");
   return config<B>::make();
+}
+
+/// config<B>::multi_device(); skips the test (with the reason) where it has a single device.
+template <class B>
+B make_multi_device() {
+  make<B>();
+  const B b = config<B>::multi_device();
+  if (ki::ndevices(b) < 2) SKIP(std::string(config<B>::name) + ": one device only (the test needs two)");
+  return b;
 }
 
 /// Copies a device array to a new host vector (synchronizes).

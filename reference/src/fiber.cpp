@@ -42,6 +42,25 @@ namespace fctx = boost::context::detail;
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+// ThreadSanitizer must know which fiber runs, or it mixes up the shadow stacks of the fibers
+// and reports nonsense. Each stack gets one TSan fiber (a stack hosts one fiber at a time), the
+// thread's own stack is the thread's fiber, and every switch announces its target. Switches
+// synchronise (flag 0): the work-items of a group run one at a time, in the order we choose.
+#if defined(__SANITIZE_THREAD__)
+#define KI_FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KI_FIBER_TSAN 1
+#endif
+#endif
+#ifndef KI_FIBER_TSAN
+#define KI_FIBER_TSAN 0
+#endif
+#if KI_FIBER_TSAN
+#include <sanitizer/tsan_interface.h>
+#include <unordered_map>
+#endif
+
 namespace ki::reference::detail {
 namespace {
 
@@ -212,6 +231,26 @@ struct fiber_core::impl {
   region region_of(int) const { return {}; }
 #endif
 
+#if KI_FIBER_TSAN
+  std::vector<void*> slot_tsan;                 // the TSan fiber of the context kept in each slot
+  std::unordered_map<char*, void*> tsan_stack;  // the TSan fiber of each stack (by its top)
+  void* tsan_thread = nullptr;                  // the thread's own fiber, during run_guarded
+  /// Before switching to the context on TSan fiber `to`: remember ours for slot `from_slot`.
+  void tsan_leave(int from_slot, void* to) {
+    if (from_slot >= 0) {
+      if (slot_tsan.size() < slots.size()) slot_tsan.resize(slots.size(), nullptr);
+      slot_tsan[static_cast<std::size_t>(from_slot)] = __tsan_get_current_fiber();
+    }
+    __tsan_switch_to_fiber(to, 0);
+  }
+  void* tsan_of_slot(int slot) const { return slot_tsan[static_cast<std::size_t>(slot)]; }
+  void* tsan_of_stack(char* top) {
+    void*& f = tsan_stack[top];
+    if (f == nullptr) f = __tsan_create_fiber(0);
+    return f;
+  }
+#endif
+
   /// Suspends the running context into slot `from_slot` and resumes c, whose stack is `target`.
   void go(int from_slot, fctx::fcontext_t c, region target) {
     from = from_slot;
@@ -273,6 +312,9 @@ struct fiber_core::impl {
 #if KI_FIBER_ASAN
     leave(nullptr, self->region_of(next));  // nullptr: this fiber's stack dies
 #endif
+#if KI_FIBER_TSAN
+    self->tsan_leave(-1, self->tsan_of_slot(next));
+#endif
     jump(to, nullptr);
     std::abort();  // unreachable: nobody resumes an ended fiber
   }
@@ -286,6 +328,9 @@ fiber_core::fiber_core(std::size_t stack_size) : impl_(std::make_unique<impl>())
 
 fiber_core::~fiber_core() {
   abandon_all();
+#if KI_FIBER_TSAN
+  for (auto& [top, f] : impl_->tsan_stack) __tsan_destroy_fiber(f);
+#endif
   for (const stack& s : impl_->stacks) ::munmap(s.base, s.total);
 }
 
@@ -304,12 +349,18 @@ void fiber_core::spawn(int from, entry_fn entry, void* arg) {
   s->entry = entry;
   s->arg = arg;
   s->entry_stack = top;
+#if KI_FIBER_TSAN
+  s->tsan_leave(from, s->tsan_of_stack(top));
+#endif
   s->go(from, c, {top - s->usable, s->usable});
 }
 
 void fiber_core::switch_to(int from, int to) {
   impl* s = impl_.get();
   const fctx::fcontext_t c = s->take(to);
+#if KI_FIBER_TSAN
+  s->tsan_leave(from, s->tsan_of_slot(to));
+#endif
   s->go(from, c, s->region_of(to));
 }
 
@@ -324,6 +375,9 @@ fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
   tl_fault = &result;
   tl_stacks = &impl_->stacks;
   tl_jump = &jump;
+#if KI_FIBER_TSAN
+  impl_->tsan_thread = __tsan_get_current_fiber();
+#endif
   // No saved signal mask: saving it costs a sigprocmask system call per work-group. The only
   // change a fault makes to the mask is that the handler's own signal stays blocked after
   // siglongjmp; it was unblocked before (a synchronous fault of a blocked signal kills the
@@ -335,6 +389,9 @@ fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
     sigemptyset(&fired);
     sigaddset(&fired, tl_signal);
     ::pthread_sigmask(SIG_UNBLOCK, &fired, nullptr);
+#if KI_FIBER_TSAN
+    __tsan_switch_to_fiber(impl_->tsan_thread, 0);  // siglongjmp left a fiber's stack
+#endif
     abandon_all();
   }
   tl_jump = nullptr;

@@ -39,7 +39,7 @@ profile profile::preset(std::string_view name) {
   if (name == "strict") {
     // Everything the spec lets vary, varied against the kernel: no layout promise (scattered
     // lanes, several partial sub-groups), no independent or partitionable sub-groups, random
-    // poison, small limits, no float64.
+    // poison, small limits, no float64, no unified memory.
     p.name = "strict";
     p.sub_group_width = 16;
     p.max_work_group_size = 256;
@@ -51,6 +51,7 @@ profile profile::preset(std::string_view name) {
     p.independent_subgroups = false;
     p.partitionable_subgroups = false;
     p.float64 = false;
+    p.unified = false;  // optional in the spec
     p.poison_seed = 0x5eed;
     return p;
   }

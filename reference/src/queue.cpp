@@ -50,6 +50,7 @@ struct queue {
   std::deque<operation> ops;   // queued, not started
   std::uint64_t submitted = 0, released = 0, completed = 0;
   bool stopping = false;
+  bool busy = false;  // an operation is running (on the worker or on a helping waiter)
   std::thread worker;
   priority prio = priority::normal;
   std::vector<kernel_error> errors;  // failed launches, until synchronize
@@ -76,10 +77,14 @@ struct queue {
     std::lock_guard l(m);
     if (upto > released) released = upto, cv.notify_all();
   }
-  /// Block until the operations before `pos` have run.
+  /// Block until the operations before `pos` have run. The waiting thread helps: while nobody
+  /// runs one, it runs the next released operation itself (order is kept: one at a time), so a
+  /// launch followed by synchronize costs no thread hand-off when the worker is not yet awake.
   void wait_for(std::uint64_t pos) {
     std::unique_lock l(m);
-    cv.wait(l, [&] { return completed >= pos; });
+    while (completed < pos) {
+      if (!run_next(l)) cv.wait(l, [&] { return completed >= pos || can_run(); });
+    }
   }
   void drain() {
     std::uint64_t all;
@@ -93,19 +98,26 @@ struct queue {
   void work() {
     std::unique_lock l(m);
     for (;;) {
-      cv.wait(l, [&] { return stopping || (completed < released && !ops.empty()); });
-      if (completed < released && !ops.empty()) {
-        operation op = std::move(ops.front());
-        ops.pop_front();
-        l.unlock();
-        op(*this);
-        l.lock();
-        ++completed;
-        cv.notify_all();
-      } else if (stopping) {
-        return;
-      }
+      cv.wait(l, [&] { return stopping || can_run(); });
+      if (!run_next(l) && stopping && ops.empty() && !busy) return;
     }
+  }
+  bool can_run() const { return !busy && !ops.empty() && completed < released; }
+  /// With the lock held: runs the next released operation (without the lock) unless another
+  /// thread is running one. Returns whether it ran one.
+  bool run_next(std::unique_lock<std::mutex>& l) {
+    if (!can_run()) return false;
+    busy = true;
+    operation op = std::move(ops.front());
+    ops.pop_front();
+    l.unlock();
+    op(*this);
+    op = nullptr;  // its captures (e.g. a launch's arguments) go before the count says done
+    l.lock();
+    busy = false;
+    ++completed;
+    cv.notify_all();
+    return true;
   }
   ~queue() {
     {
@@ -132,7 +144,9 @@ thread_local bool state_gone = false;  // trivially destructible, so readable du
 
 thread_state::~thread_state() {
   state_gone = true;
-  queues.clear();  // drains them
+  for (auto& q : queues)
+    if (q) q->drain();  // an event held elsewhere may keep a queue alive: run its work now
+  queues.clear();
 }
 
 /// nullptr once the thread is exiting (e.g. arrays with static storage destroyed late).
@@ -278,7 +292,7 @@ void versioninfo(std::ostream& os, const backend& b) {
      << "  devices:            " << p.devices << " (active: " << active << ")\n"
      << "  queue mode:         " << mode_name(b.queue) << "\n"
      << "  host threads:       " << host_threads(b) << "\n"
-     << "  fiber stack:        " << (b.stack_size != 0 ? std::to_string(b.stack_size) + " bytes" : "default") << "\n"
+     << "  fiber stack:        " << (b.stack_size != 0 ? std::to_string(b.stack_size) + " bytes" : "KI_REFERENCE_STACK_SIZE, else 256 KiB") << "\n"
      << "  sub-group width:    " << p.sub_group_width << (p.linear_subgroups ? ", linear" : ", layout not promised")
      << (p.independent_subgroups ? ", independent" : "") << (p.partitionable_subgroups ? ", partitionable" : "") << "\n"
      << "  max work-group:     " << p.max_work_group_size << " items, dims (" << p.max_work_group_dims[0] << ", "

@@ -89,6 +89,7 @@ TEST_CASE("profiles: every supports_* query answers from the preset", "[profiles
     CHECK(ki::supports_independent_subgroups(b) == p.independent);
     CHECK(ki::supports_partitionable_subgroups(b) == p.partitionable);
     CHECK(ki::supports_float64(b) == p.float64);
+    CHECK(ki::supports_unified(b) == (std::string(p.name) != "strict"));  // optional: strict has none
     CHECK(ki::supports_shuffle<double>(b));  // moved as bytes, even without float64
     // partitionable implies independent, independent implies sub-groups
     CHECK((!ki::supports_partitionable_subgroups(b) || ki::supports_independent_subgroups(b)));

@@ -86,14 +86,14 @@ __device__ inline int native(memory_order o) {
 }
 #elif KI_GPU_PASS
 template <class T>
-using atomic_ref_t = cuda::atomic_ref<T, cuda::thread_scope_device>;
-__device__ inline cuda::memory_order native(memory_order o) {
+using atomic_ref_t = ::cuda::atomic_ref<T, ::cuda::thread_scope_device>;
+__device__ inline ::cuda::memory_order native(memory_order o) {
   switch (o) {
-    case memory_order::relaxed: return cuda::memory_order_relaxed;
-    case memory_order::acquire: return cuda::memory_order_acquire;
-    case memory_order::release: return cuda::memory_order_release;
-    case memory_order::acq_rel: return cuda::memory_order_acq_rel;
-    default: return cuda::memory_order_seq_cst;
+    case memory_order::relaxed: return ::cuda::memory_order_relaxed;
+    case memory_order::acquire: return ::cuda::memory_order_acquire;
+    case memory_order::release: return ::cuda::memory_order_release;
+    case memory_order::acq_rel: return ::cuda::memory_order_acq_rel;
+    default: return ::cuda::memory_order_seq_cst;
   }
 }
 #else
@@ -216,7 +216,7 @@ KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst
     default: __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); break;
   }
 #elif KI_GPU_PASS
-  cuda::atomic_thread_fence(detail::native(o), cuda::thread_scope_device);
+  ::cuda::atomic_thread_fence(detail::native(o), ::cuda::thread_scope_device);
 #else
   std::atomic_thread_fence(detail::native(o));
 #endif

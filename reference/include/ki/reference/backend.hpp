@@ -48,6 +48,8 @@ struct profile {
   /// supports_partitionable_subgroups: segments of a width may diverge (implies independent).
   bool partitionable_subgroups = true;
   bool float64 = true;
+  /// supports_unified: allocate(..., {.unified = true}) works (host memory either way here).
+  bool unified = true;
   /// supports_atomics (32-bit integers and float) and supports_atomics64 (64-bit types).
   bool atomics = true;
   bool atomics64 = true;
@@ -208,7 +210,7 @@ struct ki::backend_traits<ki::reference::backend> {
   static void wait_event(const B& b, const event& e) { reference::detail::wait_event(b, e); }
   static void set_priority(const B& b, priority p) { reference::detail::set_priority(b, p); }
   // Queries
-  static bool supports_unified(const B&) { return true; }
+  static bool supports_unified(const B& b) { return b.device.unified; }
   static std::int64_t max_work_group_size(const B& b) { return b.device.max_work_group_size; }
   static std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return b.device.max_work_group_dims; }
   static std::array<std::int64_t, 3> max_num_groups(const B& b) { return b.device.max_num_groups; }
