@@ -1,8 +1,8 @@
 // Shared by the examples: picks the backend the example was built for and reports the result.
 //
-// The same example source is compiled twice: as C++ for the reference backend, and (when nvcc
-// is present) as CUDA for ki::cuda (KI_EXAMPLE_CUDA). Without a usable GPU the CUDA build says
-// "skipped" and exits with 77, which CTest reports as a skipped test.
+// The same example source is compiled up to three times: as C++ for the reference backend, by
+// nvcc for ki::cuda (KI_EXAMPLE_CUDA) and by hipcc for ki::hip (KI_EXAMPLE_HIP). Without a
+// usable GPU the GPU builds say "skipped" and exit with 77, which CTest reports as a skipped test.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -10,6 +10,9 @@
 #include <ki/ki.hpp>
 #if KI_EXAMPLE_CUDA
 #include <ki/cuda.hpp>
+#endif
+#if KI_EXAMPLE_HIP
+#include <ki/hip.hpp>
 #endif
 
 namespace ki_example {
@@ -36,6 +39,13 @@ int main(Run run) {
       return 77;
     }
     return run(ki::cuda::backend{}) ? 0 : 1;
+#elif KI_EXAMPLE_HIP
+    std::string why;
+    if (!ki::hip::available(&why)) {
+      std::printf("skipped: no HIP device (%s)\n", why.c_str());
+      return 77;
+    }
+    return run(ki::hip::backend{}) ? 0 : 1;
 #else
     return run(ki::reference::backend{}) ? 0 : 1;
 #endif

@@ -68,13 +68,16 @@ inline std::vector<std::string> split_lines(const std::string& s) {
   return lines;
 }
 
-constexpr const char* filler = "<----------------------------------- a long part of the line ----------------------------------->";
+/// A function, not a namespace-scope variable: device code cannot read host variables.
+KI_DEVICE constexpr const char* filler() {
+  return "<----------------------------------- a long part of the line ----------------------------------->";
+}
 
 /// Two lines per work-item, one before and one after a barrier.
 struct say {
   KI_DEVICE void operator()(int tag) const {
     const i64 g = ki::get_global_id().x;
-    ki::print("item ", g, " of group ", ki::get_group_id().x, " says ", 3 * g, " ", filler, " tag ", tag);
+    ki::print("item ", g, " of group ", ki::get_group_id().x, " says ", 3 * g, " ", filler(), " tag ", tag);
     ki::barrier();
     ki::print("again ", g);
   }
@@ -101,7 +104,7 @@ TEMPLATE_LIST_TEST_CASE("print: one intact line per call, from many work-items",
   std::vector<std::string> expected;
   for (i64 g = 0; g < groups * n; ++g) {
     expected.push_back("item " + std::to_string(g) + " of group " + std::to_string(g / n) + " says " +
-                       std::to_string(3 * g) + " " + filler + " tag 42");
+                       std::to_string(3 * g) + " " + filler() + " tag 42");
     expected.push_back("again " + std::to_string(g));
   }
   std::sort(lines.begin(), lines.end());

@@ -74,11 +74,17 @@ struct padded {
   std::int32_t tag;
   bool operator==(const padded& o) const { return key == o.key && tag == o.tag; }
 };
+/// memset for device code too (std::memset is a host function under hipcc).
+template <class T>
+KI_DEVICE void fill_bytes(T& x, unsigned char v) {
+  auto* b = reinterpret_cast<unsigned char*>(&x);
+  for (std::size_t i = 0; i < sizeof(T); ++i) b[i] = v;
+}
 struct argmin_padded {
   KI_DEVICE padded operator()(const padded& x, const padded& y) const { return y.key < x.key ? y : x; }
   static KI_DEVICE padded make(u64 h) {
     padded p;
-    std::memset(&p, 0, sizeof p);
+    fill_bytes(p, 0);
     p.key = static_cast<std::int8_t>(h % 3);
     p.tag = static_cast<std::int32_t>(h >> 33);
     return p;
@@ -86,7 +92,7 @@ struct argmin_padded {
   static constexpr padded init{1, -1};
   static KI_DEVICE padded init_for(std::int64_t lane) {
     padded p;
-    std::memset(&p, static_cast<int>(0x11 * (lane % 15 + 1)), sizeof p);  // padding bytes differ by lane
+    fill_bytes(p, static_cast<unsigned char>(0x11 * (lane % 15 + 1)));  // padding bytes differ by lane
     p.key = init.key;
     p.tag = init.tag;
     return p;

@@ -4,7 +4,8 @@
 //   TEMPLATE_LIST_TEST_CASE("...", "[topic]", ki_test::backends) { auto b = ki_test::make<TestType>(); ... }
 // and compiled into one executable per backend: CMake defines KI_TEST_BACKEND_<NAME>=1 for that
 // executable only (KI_TEST_BACKEND_REFERENCE for the C++ build, KI_TEST_BACKEND_CUDA when nvcc
-// compiles the very same .cpp files), so each compiler only sees its own backend.
+// compiles the very same .cpp files, KI_TEST_BACKEND_HIP when hipcc does), so each compiler only
+// sees its own backend.
 //
 // Kernels are functor structs at namespace scope with a KI_DEVICE operator() (not lambdas inside
 // test cases: nvcc's extended lambdas may not live in the functions Catch2 generates). They use
@@ -37,6 +38,9 @@
 #ifndef KI_TEST_BACKEND_CUDA
 #define KI_TEST_BACKEND_CUDA 0
 #endif
+#ifndef KI_TEST_BACKEND_HIP
+#define KI_TEST_BACKEND_HIP 0
+#endif
 #if KI_TEST_BACKEND_CUDA
 #include <ki/cuda.hpp>
 #endif
@@ -45,6 +49,9 @@
 #endif
 #if KI_TEST_BACKEND_SIMD_CPU
 #include <ki/simd_cpu.hpp>
+#endif
+#if KI_TEST_BACKEND_HIP
+#include <ki/hip.hpp>
 #endif
 
 namespace ki_test {
@@ -161,19 +168,49 @@ struct config<ki::reference::backend> {
 };
 #endif
 
+#if KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP
+namespace gpu {
 #if KI_TEST_BACKEND_CUDA
+using namespace ki::cuda;
+#else
+using namespace ki::hip;
+#endif
+}  // namespace gpu
+/// The GPU backends (ki::cuda, ki::hip): the hardware's one configuration, on device 0.
 template <>
-struct config<ki::cuda::backend> {
-  using B = ki::cuda::backend;
-  static constexpr const char* name = "cuda";
-  static bool available(std::string& why) { return ki::cuda::available(&why); }
+struct config<gpu::backend> {
+  using B = gpu::backend;
+  static constexpr const char* name = ki::backend_traits<B>::name;
+  static bool available(std::string& why) { return gpu::available(&why); }
   static B make() { return B{}; }
-  static B configured() { return B{}; }  // no configuration yet
+  static B configured() { return B{}; }  // a GPU backend value carries no configuration
   static bool same(const B&, const B&) { return true; }
   static B multi_device() { return B{}; }  // the machine's devices
   static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
-  static std::string describe(const B&) { return "the CUDA device"; }
+  static std::string describe(const B& b) {
+    std::ostringstream os;
+    os << "the " << name << " device " << ki::device(b) << ": W = " << ki::sub_group_size(b) << ", partitionable "
+       << ki::supports_partitionable_subgroups(b);
+    return os.str();
+  }
   static std::optional<std::uint32_t> unspecified_word(const B&) { return std::nullopt; }
+  /// The reference backend emulating this device for differential tests: its sub-group width,
+  /// work-group limits and sub-group promises, the linear layout, the fixed poison word.
+  static ki::reference::backend reference_of(const B& b) {
+    ki::reference::backend r{.device = ki::reference::profile::preset("cuda")};
+    auto& p = r.device;
+    p.name = "emulated GPU";
+    p.sub_group_width = ki::sub_group_size(b);
+    p.max_work_group_size = ki::max_work_group_size(b);
+    p.max_work_group_dims = ki::max_work_group_dims(b);
+    p.linear_subgroups = true;
+    p.unpromised_layout = ki::reference::layout::linear;
+    p.independent_subgroups = ki::supports_independent_subgroups(b);
+    p.partitionable_subgroups = ki::supports_partitionable_subgroups(b);
+    p.poison_seed = 0;
+    r.print_warnings = false;
+    return r;
+  }
 };
 #endif
 
@@ -212,10 +249,10 @@ using reference_list = std::tuple<ki::reference::backend>;
 #else
 using reference_list = std::tuple<>;
 #endif
-#if KI_TEST_BACKEND_CUDA
-using cuda_list = std::tuple<ki::cuda::backend>;
+#if KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP
+using gpu_list = std::tuple<gpu::backend>;
 #else
-using cuda_list = std::tuple<>;
+using gpu_list = std::tuple<>;
 #endif
 #if KI_TEST_BACKEND_SIMD_CPU
 using simd_cpu_list = std::tuple<ki::simd_cpu::backend>;
@@ -225,7 +262,7 @@ using simd_cpu_list = std::tuple<>;
 }  // namespace detail
 
 /// The enabled backends of this executable.
-using backends = detail::cat<detail::reference_list, detail::cuda_list, detail::simd_cpu_list>;
+using backends = detail::cat<detail::reference_list, detail::gpu_list, detail::simd_cpu_list>;
 static_assert(std::tuple_size_v<backends> > 0,
               "spec_tests: define KI_TEST_BACKEND_<NAME>=1 for the backend this executable tests");
 

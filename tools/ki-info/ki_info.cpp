@@ -20,6 +20,11 @@ namespace ki_info {
 void report_cuda(std::ostream& os);  // cuda_info.cu
 }
 #endif
+#if KI_ENABLE_HIP
+namespace ki_info {
+void report_hip(std::ostream& os);  // hip_info.cpp, compiled by hipcc
+}
+#endif
 
 int main(int argc, char** argv) {
   bool profiles = false;
@@ -47,6 +52,10 @@ int main(int argc, char** argv) {
 #if KI_ENABLE_CUDA
   std::cout << "\n";
   ki_info::report_cuda(std::cout);
+#endif
+#if KI_ENABLE_HIP
+  std::cout << "\n";
+  ki_info::report_hip(std::cout);
 #endif
   return 0;
 }

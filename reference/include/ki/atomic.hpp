@@ -21,7 +21,9 @@
 #include <type_traits>
 
 #include <ki/macros.hpp>
-#if KI_GPU_PASS
+#if KI_GPU_PASS && defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#elif KI_GPU_PASS
 #include <cuda/atomic>
 #else
 #include <atomic>
@@ -44,7 +46,47 @@ concept atomic_value = atomic_integer<T> || atomic_float<T>;
 template <class T>
 inline constexpr bool always_false_atomic = false;
 
-#if KI_GPU_PASS
+#if KI_GPU_PASS && defined(__HIPCC__)
+// HIP has no cuda::atomic_ref: the same interface over clang's __hip_atomic builtins, at agent
+// (device) scope like cuda::thread_scope_device. Orders are the __ATOMIC_* constants.
+template <class T>
+class hip_atomic_ref {
+ public:
+  __device__ explicit hip_atomic_ref(T& r) : p_(&r) {}
+  __device__ T load(int o) const { return __hip_atomic_load(p_, o, scope); }
+  __device__ void store(T v, int o) const { __hip_atomic_store(p_, v, o, scope); }
+  __device__ T exchange(T v, int o) const { return __hip_atomic_exchange(p_, v, o, scope); }
+  __device__ bool compare_exchange_strong(T& e, T d, int o, int f) const {
+    return __hip_atomic_compare_exchange_strong(p_, &e, d, o, f, scope);
+  }
+  __device__ bool compare_exchange_weak(T& e, T d, int o, int f) const {
+    return __hip_atomic_compare_exchange_weak(p_, &e, d, o, f, scope);
+  }
+  __device__ T fetch_add(T v, int o) const { return __hip_atomic_fetch_add(p_, v, o, scope); }
+  /// Two's complement (integers) and IEEE negation (floats) make this exact.
+  __device__ T fetch_sub(T v, int o) const { return __hip_atomic_fetch_add(p_, static_cast<T>(T(0) - v), o, scope); }
+  __device__ T fetch_and(T v, int o) const { return __hip_atomic_fetch_and(p_, v, o, scope); }
+  __device__ T fetch_or(T v, int o) const { return __hip_atomic_fetch_or(p_, v, o, scope); }
+  __device__ T fetch_xor(T v, int o) const { return __hip_atomic_fetch_xor(p_, v, o, scope); }
+  __device__ T fetch_min(T v, int o) const { return __hip_atomic_fetch_min(p_, v, o, scope); }
+  __device__ T fetch_max(T v, int o) const { return __hip_atomic_fetch_max(p_, v, o, scope); }
+
+ private:
+  static constexpr int scope = __HIP_MEMORY_SCOPE_AGENT;
+  T* p_;
+};
+template <class T>
+using atomic_ref_t = hip_atomic_ref<T>;
+__device__ inline int native(memory_order o) {
+  switch (o) {
+    case memory_order::relaxed: return __ATOMIC_RELAXED;
+    case memory_order::acquire: return __ATOMIC_ACQUIRE;
+    case memory_order::release: return __ATOMIC_RELEASE;
+    case memory_order::acq_rel: return __ATOMIC_ACQ_REL;
+    default: return __ATOMIC_SEQ_CST;
+  }
+}
+#elif KI_GPU_PASS
 template <class T>
 using atomic_ref_t = ::cuda::atomic_ref<T, ::cuda::thread_scope_device>;
 __device__ inline ::cuda::memory_order native(memory_order o) {
@@ -177,7 +219,15 @@ KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = m
 
 /// Orders memory accesses around it without an atomic operation (C++ atomic_thread_fence).
 KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst) {
-#if KI_GPU_PASS
+#if KI_GPU_PASS && defined(__HIPCC__)
+  switch (o) {  // __builtin_amdgcn_fence needs a constant order; relaxed orders nothing
+    case memory_order::relaxed: break;
+    case memory_order::acquire: __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); break;
+    case memory_order::release: __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); break;
+    case memory_order::acq_rel: __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); break;
+    default: __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); break;
+  }
+#elif KI_GPU_PASS
   ::cuda::atomic_thread_fence(detail::native(o), ::cuda::thread_scope_device);
 #else
   std::atomic_thread_fence(detail::native(o));

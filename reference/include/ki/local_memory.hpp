@@ -127,7 +127,7 @@ KI_DEVICE inline local_array<T, Dims...> localmemory(Key, source_location where 
   constexpr std::size_t count = (Dims * ...);
 #if KI_GPU_PASS
   (void)where;
-  __shared__ alignas(T) unsigned char storage[sizeof(T) * count];
+  alignas(T) __shared__ unsigned char storage[sizeof(T) * count];  // (clang: alignas first)
   return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
 #else
   const auto& it = detail::cpu::here("localmemory");

@@ -26,7 +26,7 @@
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 #if KI_GPU_PASS
-#include <ki/detail/gpu.hpp>
+#include <ki/detail/gpu_sub_group.hpp>
 #else
 #include <ki/detail/cpu.hpp>
 #endif
@@ -232,15 +232,12 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
 }  // namespace detail
 
 
+// Each function body is one expression per pass: the GPU one (detail/gpu_sub_group.hpp) or
+// the CPU executor's.
 #if KI_GPU_PASS
-// The GPU versions (exact for partial sub-groups and widths) come with the offload backend.
-#define KI_DETAIL_GPU_ONLY_LATER(T) \
-  static_assert(detail::always_false_v<T>, "ki: sub-group communication functions in GPU code arrive with the offload backend")
-#define KI_DETAIL_SUB_GROUP_BODY(T, cpu_expr) \
-  KI_DETAIL_GPU_ONLY_LATER(T);                \
-  return {};
+#define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) return gpu_expr;
 #else
-#define KI_DETAIL_SUB_GROUP_BODY(T, cpu_expr) return cpu_expr;
+#define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) return cpu_expr;
 #endif
 
 // Shuffles. Without a width: `lane` is a lane of the sub-group (no wrap); shfl_down/shfl_up
@@ -253,35 +250,43 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
 
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl(T v, I lane, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, {}, where, "shfl"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl(v, lane, 0),
+                           detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, {}, where, "shfl"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl(T v, I lane, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, detail::width_value(width), where, "shfl"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl(v, lane, detail::gpu::width_of(width)),
+                           detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, detail::width_value(width), where, "shfl"))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_down(T v, I offset, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, {}, where, "shfl_down"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_down(v, offset, 0),
+                           detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, {}, where, "shfl_down"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_down(T v, I offset, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, detail::width_value(width), where, "shfl_down"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_down(v, offset, detail::gpu::width_of(width)),
+                           detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, detail::width_value(width), where, "shfl_down"))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_up(T v, I offset, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, {}, where, "shfl_up"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_up(v, offset, 0),
+                           detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, {}, where, "shfl_up"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_up(T v, I offset, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, detail::width_value(width), where, "shfl_up"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_up(v, offset, detail::gpu::width_of(width)),
+                           detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, detail::width_value(width), where, "shfl_up"))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_xor(T v, I mask, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, {}, where, "shfl_xor"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_xor(v, mask, 0),
+                           detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, {}, where, "shfl_xor"))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where, "shfl_xor"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_xor(v, mask, detail::gpu::width_of(width)),
+                           detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where, "shfl_xor"))
 }
 
 // Votes: the same result for every work-item of the sub-group (or segment). Ballot bit i is
@@ -289,27 +294,33 @@ KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_locati
 
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_any(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::any, pred, {}, where, "sub_group_any"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::any(pred, 0),
+                           detail::vote(detail::cpu::collective_kind::any, pred, {}, where, "sub_group_any"))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_any(P pred, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(W, detail::vote(detail::cpu::collective_kind::any, pred, detail::width_value(width), where, "sub_group_any"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::any(pred, detail::gpu::width_of(width)),
+                           detail::vote(detail::cpu::collective_kind::any, pred, detail::width_value(width), where, "sub_group_any"))
 }
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_all(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(P, detail::vote(detail::cpu::collective_kind::all, pred, {}, where, "sub_group_all"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::all(pred, 0),
+                           detail::vote(detail::cpu::collective_kind::all, pred, {}, where, "sub_group_all"))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_all(P pred, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(W, detail::vote(detail::cpu::collective_kind::all, pred, detail::width_value(width), where, "sub_group_all"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::all(pred, detail::gpu::width_of(width)),
+                           detail::vote(detail::cpu::collective_kind::all, pred, detail::width_value(width), where, "sub_group_all"))
 }
 template <std::same_as<bool> P>
 KI_DEVICE std::uint64_t sub_group_ballot(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(P, detail::ballot(pred, {}, where))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::ballot(pred, 0),
+                           detail::ballot(pred, {}, where))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE std::uint64_t sub_group_ballot(P pred, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(W, detail::ballot(pred, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::ballot(pred, detail::gpu::width_of(width)),
+                           detail::ballot(pred, detail::width_value(width), where))
 }
 
 // Collectives with an associative operator op(a, b), evaluated in lane order (op needn't be
@@ -319,29 +330,35 @@ KI_DEVICE std::uint64_t sub_group_ballot(P pred, W width, source_location where 
 
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_reduce(Op op, T v, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, {}, where, "sub_group_reduce"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::reduce(op, v, 0),
+                           detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, {}, where, "sub_group_reduce"))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_reduce(Op op, T v, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, detail::width_value(width), where, "sub_group_reduce"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::reduce(op, v, detail::gpu::width_of(width)),
+                           detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, detail::width_value(width), where, "sub_group_reduce"))
 }
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_scan(Op op, T v, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, {}, where, "sub_group_scan"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::scan(op, v, 0),
+                           detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, {}, where, "sub_group_scan"))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_scan(Op op, T v, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, detail::width_value(width), where, "sub_group_scan"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::scan(op, v, detail::gpu::width_of(width)),
+                           detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, detail::width_value(width), where, "sub_group_scan"))
 }
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init,
                                      source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, {}, where, "sub_group_exclusive_scan"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::exclusive_scan(op, v, static_cast<T>(init), 0),
+                           detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, {}, where, "sub_group_exclusive_scan"))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init, W width,
                                      source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(T, detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, detail::width_value(width), where, "sub_group_exclusive_scan"))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::exclusive_scan(op, v, static_cast<T>(init), detail::gpu::width_of(width)),
+                           detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, detail::width_value(width), where, "sub_group_exclusive_scan"))
 }
 
 /// Wait until every work-item of the sub-group (with a width: of the caller's segment) has
@@ -350,7 +367,8 @@ KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init, W
 template <class Tag = void>
 KI_DEVICE void sub_group_barrier(source_location where = source_location::current()) {
 #if KI_GPU_PASS
-  KI_DETAIL_GPU_ONLY_LATER(Tag);
+  (void)where;
+  detail::gpu::sub_group_barrier(0);
 #else
   detail::sub_group_sync({}, where);
 #endif
@@ -358,13 +376,13 @@ KI_DEVICE void sub_group_barrier(source_location where = source_location::curren
 template <detail::lane_integer W>
 KI_DEVICE void sub_group_barrier(W width, source_location where = source_location::current()) {
 #if KI_GPU_PASS
-  KI_DETAIL_GPU_ONLY_LATER(W);
+  (void)where;
+  detail::gpu::sub_group_barrier(detail::gpu::width_of(width));
 #else
   detail::sub_group_sync(detail::width_value(width), where);
 #endif
 }
 
 #undef KI_DETAIL_SUB_GROUP_BODY
-#undef KI_DETAIL_GPU_ONLY_LATER
 
 }  // namespace ki

@@ -1,0 +1,55 @@
+// ki::cuda: what the shared offload implementation (offload/common) needs to know about the
+// CUDA runtime: the API prefix, and the few types and calls whose spelling differs from HIP's.
+#pragma once
+#if !defined(__CUDACC__)
+#error "ki/cuda.hpp must be compiled by nvcc (it launches kernels)"
+#endif
+#include <cuda_runtime.h>
+
+#include <string>
+
+#define KI_OFFLOAD_API(name) cuda##name
+#define KI_OFFLOAD_NAMESPACE cuda
+
+namespace ki::cuda {
+
+/// The CUDA backend: the calling thread's active device is the runtime's current device; its
+/// queue there is one of the thread's streams (ki/offload/queue.hpp).
+struct backend {};
+
+namespace api {
+inline constexpr const char* name = "cuda";
+using error_t = cudaError_t;
+using stream_t = cudaStream_t;
+using event_t = cudaEvent_t;
+using device_prop = cudaDeviceProp;
+using func_attributes = cudaFuncAttributes;
+
+/// "13.0" from 13000.
+inline std::string version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+inline std::string arch(const device_prop& p) {
+  return "compute capability " + std::to_string(p.major) + "." + std::to_string(p.minor);
+}
+/// Whether an asynchronous copy may read `p` after cudaMemcpyAsync returns (pinned or managed).
+inline bool read_later(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;  // unknown: be safe
+  }
+  return a.type == cudaMemoryTypeHost || a.type == cudaMemoryTypeManaged;
+}
+/// Segments of a warp may diverge (per-segment masks) from sm_70 on.
+inline bool partitionable(const device_prop& p) { return p.major >= 7; }
+/// The occupancy API's block size for the entry f (limit 0: none).
+int max_potential_block_size(const void* f, int limit);
+}  // namespace api
+}  // namespace ki::cuda
+
+#include <ki/offload/errors.hpp>
+
+inline int ki::cuda::api::max_potential_block_size(const void* f, int limit) {
+  int grid = 0, block = 0;
+  KI_OFFLOAD_CHECK(OccupancyMaxPotentialBlockSize, &grid, &block, f, 0, limit);
+  return block;
+}

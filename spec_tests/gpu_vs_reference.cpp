@@ -1,0 +1,217 @@
+// Differential tests of the GPU backends (compiled only into ki_spec_tests_cuda / _hip): every
+// kernel runs on the GPU and on the reference backend emulating that GPU
+// (config<B>::reference_of: its sub-group width, limits and promises) with the same inputs, and
+// the two results must be identical, element for element. The kernels only produce values the
+// spec defines: a result that may come from a lane without a work-item is replaced by 0 on both
+// backends, using the lane and sub-group size each work-item observes, so any difference is a
+// bug of one backend. The closed-form checks of the numbered files run on the GPU as well;
+// these add the oracle as the second opinion (DESIGN.md: two oracles per check).
+//
+// Covered: index queries over 1-D to 3-D launches; barrier with local memory; the sub-group
+// queries; shfl / shfl_down / shfl_up / shfl_xor with and without a width; ballot, any, all;
+// reduce, scan and exclusive scan with a non-commutative operator (affine maps under
+// composition) and with integer sums, with and without a width; a 16-byte struct with padding
+// shuffled as words; sub_group_barrier ordering local memory; atomics on global and local memory.
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+
+#if KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP
+
+namespace ki_spec_gpu_vs_reference {
+
+using i64 = std::int64_t;
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+
+KI_DEVICE inline u32 hash(u64 x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<u32>(x ^ (x >> 31));
+}
+
+/// The work-item's linear local id, work-group size and slot (group * n + lin).
+struct where_t {
+  i64 lin, n, slot;
+};
+KI_DEVICE inline where_t where_am_i() {
+  const auto l = ki::get_local_id(), s = ki::get_local_size(), g = ki::get_group_id(), ng = ki::get_num_groups();
+  const i64 n = s.x * s.y * s.z, lin = l.x + s.x * (l.y + s.y * l.z);
+  return {lin, n, (g.x + ng.x * (g.y + ng.y * g.z)) * n + lin};
+}
+
+// --- indices, barrier, local memory, atomics -------------------------------------------------
+
+constexpr i64 index_fields = 16;
+struct indices_and_memory {
+  KI_DEVICE void operator()(ki::span<i64> out, ki::span<u32> histogram) const {
+    const auto w = where_am_i();
+    i64* o = &out[w.slot * index_fields];
+    const auto gid = ki::get_global_id(), lid = ki::get_local_id(), grp = ki::get_group_id();
+    const auto gs = ki::get_global_size(), ls = ki::get_local_size(), ng = ki::get_num_groups();
+    o[0] = gid.x, o[1] = gid.y, o[2] = gid.z, o[3] = lid.x, o[4] = lid.y, o[5] = lid.z;
+    o[6] = grp.x, o[7] = grp.y, o[8] = grp.z, o[9] = gs.x * 1000000 + gs.y * 1000 + gs.z;
+    o[10] = ls.x * 1000000 + ls.y * 1000 + ls.z, o[11] = ng.x * 1000000 + ng.y * 1000 + ng.z;
+    // Reverse the work-group through local memory (barrier makes the writes visible).
+    auto buf = ki::localmemory<i64, 512>([] {});
+    auto bins = ki::localmemory<u32, 8>([] {});
+    if (w.lin < 8) bins[w.lin] = 0;
+    buf[w.lin] = hash(static_cast<u64>(w.slot));
+    ki::barrier();
+    o[12] = buf[w.n - 1 - w.lin];
+    ki::atomic_fetch_add(&bins[hash(static_cast<u64>(w.slot) + 7) % 8], 1u);
+    ki::atomic_fetch_add(&histogram[hash(static_cast<u64>(w.slot) + 3) % 16], 1u);
+    ki::barrier();
+    o[13] = w.lin < 8 ? bins[w.lin] : 0;
+    ki::atomic_fetch_max(&histogram[16], static_cast<u32>(w.slot));
+    o[14] = w.n;
+    o[15] = ki::get_sub_group_id() * 1000 + ki::get_sub_group_local_id();
+  }
+};
+
+// --- sub-groups ------------------------------------------------------------------------------
+
+/// x -> a * x + b (mod 2^32); composition in lane order is associative, not commutative.
+struct affine {
+  u32 a, b;
+};
+struct compose {
+  KI_DEVICE affine operator()(affine f, affine g) const { return {g.a * f.a, g.a * f.b + g.b}; }
+};
+struct plus64 {
+  KI_DEVICE i64 operator()(i64 x, i64 y) const { return x + y; }
+};
+/// 16 bytes with padding: moved as four words.
+struct padded {
+  std::uint16_t x;
+  std::uint8_t y;
+  u32 z;
+  double w;
+};
+KI_DEVICE inline u64 pack(affine f) { return (static_cast<u64>(f.a) << 32) | f.b; }
+
+constexpr i64 sub_group_fields = 24;
+struct sub_groups {
+  KI_DEVICE void operator()(ki::span<u64> out, int width) const {
+    const auto w = where_am_i();
+    u64* o = &out[w.slot * sub_group_fields];
+    const i64 lane = ki::get_sub_group_local_id(), size = ki::get_sub_group_size();
+    const i64 base = lane / width * width, pos = lane - base;
+    const i64 seg = size - base < width ? size - base : width;  // work-items in the caller's segment
+    const u32 v = hash(static_cast<u64>(w.slot) * 31 + static_cast<u64>(width));
+    o[0] = static_cast<u64>(ki::get_sub_group_id());
+    o[1] = static_cast<u64>(lane);
+    o[2] = static_cast<u64>(size);
+    o[3] = static_cast<u64>(ki::get_num_sub_groups());
+    o[4] = ki::shfl(v, (lane + 1) % size);  // always a lane with a work-item
+    const u32 down = ki::shfl_down(v, 1);
+    o[5] = lane + 1 < size || lane + 1 >= ki::get_max_sub_group_size() ? down : 0;
+    o[6] = ki::shfl_up(v, 3);  // a lower lane, or its own value
+    const u32 x = ki::shfl_xor(v, 1 % ki::get_max_sub_group_size());
+    o[7] = (lane ^ (1 % ki::get_max_sub_group_size())) < size ? x : 0;
+    const u32 sw = ki::shfl(v, lane + 5, width);
+    o[8] = base + (lane + 5) % width < size ? sw : 0;
+    const u32 dw = ki::shfl_down(v, 2, width);
+    o[9] = pos + 2 >= width || lane + 2 < size ? dw : 0;
+    o[10] = ki::shfl_up(v, 1, width);
+    const u32 xw = ki::shfl_xor(v, width - 1, width);
+    o[11] = base + (pos ^ (width - 1)) < size ? xw : 0;
+    o[12] = ki::sub_group_ballot(v % 3 == 0);
+    o[13] = ki::sub_group_ballot(v % 5 < 2, width);
+    o[14] = ki::sub_group_any(v % 17 == 0) + 2 * ki::sub_group_all(v % 2 == 0 || lane == 0) +
+            4 * ki::sub_group_any(v % 4 == 0, width) + 8 * ki::sub_group_all(v % 8 != 0, width);
+    const affine f{v | 1u, v >> 7};
+    o[15] = pack(ki::sub_group_reduce(compose{}, f));
+    o[16] = pack(ki::sub_group_reduce(compose{}, f, width));
+    o[17] = pack(ki::sub_group_scan(compose{}, f));
+    o[18] = pack(ki::sub_group_scan(compose{}, f, width));
+    o[19] = pack(ki::sub_group_exclusive_scan(compose{}, f, affine{3, 5}));
+    o[20] = pack(ki::sub_group_exclusive_scan(compose{}, f, affine{7, 1}, width));
+    o[21] = static_cast<u64>(ki::sub_group_reduce(plus64{}, static_cast<i64>(v), width) +
+                             ki::sub_group_scan(plus64{}, static_cast<i64>(v)));
+    const padded p{static_cast<std::uint16_t>(v), static_cast<std::uint8_t>(v >> 16), v * 3u, static_cast<double>(v) / 8};
+    const padded q = ki::shfl(p, (lane + 2) % size);
+    o[22] = q.x + (static_cast<u64>(q.y) << 16) + (static_cast<u64>(q.z) << 24) + static_cast<u64>(q.w * 8) * 7;
+    // sub_group_barrier orders local memory within the sub-group (the linear layout: the
+    // work-item at lane ^ 1 is linear id lin ^ 1).
+    auto buf = ki::localmemory<u32, 1024>([] {});
+    buf[w.lin] = v;
+    ki::sub_group_barrier();
+    o[23] = (lane ^ 1) < size ? buf[w.lin ^ 1] : 0;
+    (void)seg;
+  }
+};
+
+struct shape {
+  std::array<i64, 3> e;
+  int rank;
+  i64 groups;
+};
+
+std::vector<shape> shapes(i64 W) {
+  return {{{1, 1, 1}, 1, 2},     {{W - 1 > 0 ? W - 1 : 1, 1, 1}, 1, 3}, {{W, 1, 1}, 1, 2},  {{W + 1, 1, 1}, 1, 2},
+          {{100, 1, 1}, 1, 3},   {{256, 1, 1}, 1, 2},                    {{7, 5, 1}, 2, 2}, {{W, 3, 1}, 2, 2},
+          {{4, 4, 3}, 3, 2},     {{W + 2, 2, 2}, 3, 1}};
+}
+
+template <class T>
+void compare(const std::vector<T>& gpu, const std::vector<T>& ref, i64 fields, const std::string& what) {
+  REQUIRE(gpu.size() == ref.size());
+  std::size_t bad = 0;
+  std::ostringstream first;
+  for (std::size_t i = 0; i < gpu.size(); ++i)
+    if (gpu[i] != ref[i]) {
+      if (bad++ < 6)
+        first << "\n  slot " << static_cast<i64>(i) / fields << " field " << static_cast<i64>(i) % fields << ": gpu "
+              << gpu[i] << ", reference " << ref[i];
+    }
+  INFO(what << ": " << bad << " of " << gpu.size() << " values differ" << first.str());
+  CHECK(bad == 0);
+}
+
+template <class B, class F, class T, class... A>
+std::vector<T> run(const B& b, const shape& s, i64 fields, F f, A&... extra) {
+  const i64 total = s.e[0] * s.e[1] * s.e[2] * s.groups;
+  auto out = ki_test::filled<T>(b, total * fields, T{});
+  ki::launch(b, {.numgroups = s.groups, .workgroupsize = ki_test::dims_of(s.e, s.rank)}, f, out, extra...);
+  return ki_test::read(b, out);
+}
+
+}  // namespace ki_spec_gpu_vs_reference
+
+using namespace ki_spec_gpu_vs_reference;
+
+TEMPLATE_LIST_TEST_CASE("gpu vs reference: indices, barrier, local memory and atomics give the oracle's results",
+                        "[indices][differential]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const auto r = ki_test::config<TestType>::reference_of(b);
+  for (const auto& s : shapes(ki::sub_group_size(b))) {
+    INFO(s.groups << " work-groups of " << ki_test::str(s.e));
+    auto hg = ki_test::filled<u32>(b, 17, 0u);
+    auto hr = ki_test::filled<u32>(r, 17, 0u);
+    const auto g = run<TestType, indices_and_memory, i64>(b, s, index_fields, indices_and_memory{}, hg);
+    const auto e = run<ki::reference::backend, indices_and_memory, i64>(r, s, index_fields, indices_and_memory{}, hr);
+    compare(g, e, index_fields, "per work-item values");
+    compare(ki_test::read(b, hg), ki_test::read(r, hr), 17, "global histogram");
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("gpu vs reference: every sub-group function, with and without a width, gives the oracle's results",
+                        "[sub_group][differential]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const auto r = ki_test::config<TestType>::reference_of(b);
+  const i64 W = ki::sub_group_size(b);
+  for (const auto& s : shapes(W))
+    for (int width = 1; width <= W; width *= 2) {
+      INFO(s.groups << " work-groups of " << ki_test::str(s.e) << ", width " << width << ", W = " << W);
+      const auto g = run<TestType, sub_groups, u64>(b, s, sub_group_fields, sub_groups{}, width);
+      const auto e = run<ki::reference::backend, sub_groups, u64>(r, s, sub_group_fields, sub_groups{}, width);
+      compare(g, e, sub_group_fields, "sub-group results");
+    }
+}
+
+#endif
