@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <ki/config.hpp>
+#include <ki/detail/options.hpp>
 #include <ki/reference/backend.hpp>
 
 #include "executor.hpp"
@@ -306,20 +307,7 @@ void versioninfo(std::ostream& os, const backend& b) {
      << (p.poison_seed == 0 ? std::string("0xFFBADBAD") : "random, seed " + std::to_string(p.poison_seed)) << "\n";
 }
 
-std::int64_t maxthreads_of(const kwargs& o) {
-  std::int64_t r = 0;
-  for (const auto& kw : o) {
-    if (kw.name != "maxthreads") continue;
-    std::int64_t v = 0;
-    if (const auto* i = std::any_cast<int>(&kw.value)) v = *i;
-    else if (const auto* l = std::any_cast<long>(&kw.value)) v = *l;
-    else if (const auto* ll = std::any_cast<long long>(&kw.value)) v = *ll;
-    else throw std::invalid_argument("ki::reference: compiler option 'maxthreads' must be an integer");
-    if (v < 1) throw std::invalid_argument("ki::reference: compiler option maxthreads = " + std::to_string(v) + " must be positive");
-    r = v;
-  }
-  return r;
-}
+std::int64_t maxthreads_of(const kwargs& o) { return ki::detail::maxthreads_of(o, "reference"); }
 
 }  // namespace ki::reference::detail
 

@@ -51,42 +51,25 @@
 #include <ki/simd_cpu/backend.hpp>
 #include <ki/source_location.hpp>
 
+#include "cpu_common.hpp"  // helpers shared with the other CPU backend
 #include "executor.hpp"
 #include "fiber.hpp"  // the reference backend's fiber core (ki::fiber)
 #include "sub_group.hpp"
 
 namespace ki::simd_cpu::detail {
 namespace cpu = ki::detail::cpu;
+namespace cpu_common = ki::detail::cpu_common;
 using i64 = std::int64_t;
 using ki::reference::detail::fiber_core;
 
 namespace {
 
-std::string to_string(const xyz<i64>& v) {
-  return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) + ")";
-}
-
-std::string to_string(const source_location& s) {
-  if (s.line == 0) return "<unknown>";
-  const char* f = std::strrchr(s.file, '/');
-  std::string r = std::string(f ? f + 1 : s.file) + ":" + std::to_string(s.line);
-  return s.column != 0 ? r + ":" + std::to_string(s.column) : r;
-}
-
-bool same_point(const source_location& a, const source_location& b) {
-  return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
-}
+using cpu_common::item_failure;
+using cpu_common::same_point;
+using cpu_common::to_string;
 
 std::size_t env_size(const char* name, std::size_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  if (end == v || *end != '\0' || x == 0) {
-    std::fprintf(stderr, "ki::simd_cpu: ignoring %s=%s (expected a positive integer)\n", name, v);
-    return fallback;
-  }
-  return static_cast<std::size_t>(x);
+  return cpu_common::env_size("ki::simd_cpu", name, fallback);
 }
 
 std::size_t resolve_stack_size(const backend& b) {
@@ -98,13 +81,6 @@ int resolve_threads(const backend& b) {
   static const int from_env = static_cast<int>(env_size("KI_SIMD_CPU_THREADS", 0));
   return b.threads > 0 ? b.threads : from_env;
 }
-
-/// Thrown inside a work-item for errors the executor names (kind != exception).
-struct item_failure {
-  kernel_error::kind kind;
-  std::string message;
-  bool group_level = false;  ///< the message describes the group, not the throwing item
-};
 
 struct item : cpu::item_state {
   source_location at{};             // the sync point it waits at (or passed last)
@@ -552,12 +528,8 @@ group_runner& runner_for(const backend& b) {
 std::atomic<std::uint64_t> launch_counter{0};
 
 tbb::task_arena& arena_for(int threads) {
-  static std::mutex m;
-  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
-  std::lock_guard lock(m);
-  auto& a = arenas[threads];
-  if (!a) a = std::make_unique<tbb::task_arena>(threads);
-  return *a;
+  static cpu_common::arena_cache arenas;  // this backend's own
+  return arenas.get(threads);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <ki/config.hpp>
+#include <ki/detail/options.hpp>
 #include <ki/simd_cpu/backend.hpp>
 
 #include "executor.hpp"
@@ -97,20 +98,7 @@ void versioninfo(std::ostream& os, const backend& b) {
      << "  execution:          synchronous (launches and copies finish before they return)\n";
 }
 
-std::int64_t maxthreads_of(const kwargs& o) {
-  std::int64_t r = 0;
-  for (const auto& kw : o) {
-    if (kw.name != "maxthreads") continue;
-    std::int64_t v = 0;
-    if (const auto* i = std::any_cast<int>(&kw.value)) v = *i;
-    else if (const auto* l = std::any_cast<long>(&kw.value)) v = *l;
-    else if (const auto* ll = std::any_cast<long long>(&kw.value)) v = *ll;
-    else throw std::invalid_argument("ki::simd_cpu: compiler option 'maxthreads' must be an integer");
-    if (v < 1) throw std::invalid_argument("ki::simd_cpu: compiler option maxthreads = " + std::to_string(v) + " must be positive");
-    r = v;
-  }
-  return r;
-}
+std::int64_t maxthreads_of(const kwargs& o) { return ki::detail::maxthreads_of(o, "simd_cpu"); }
 
 }  // namespace ki::simd_cpu::detail
 

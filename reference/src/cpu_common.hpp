@@ -1,0 +1,78 @@
+// Private to the CPU backends (ki::reference and ki::simd_cpu): helpers their executors share.
+//
+// Like fiber.hpp, it lives in the build tree's reference/src/ folder, which ki::fiber exposes to
+// the backends only; it is not installed (installed consumers link the static libraries only).
+// Everything here is stateless; per-backend state (the TBB arenas, the values read from the
+// environment) stays in each backend's own translation unit.
+#pragma once
+#include <tbb/task_arena.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <ki/errors.hpp>
+#include <ki/source_location.hpp>
+#include <ki/xyz.hpp>
+
+namespace ki::detail::cpu_common {
+
+inline std::string to_string(const xyz<std::int64_t>& v) {
+  return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) + ")";
+}
+
+inline std::string to_string(const source_location& s) {
+  if (s.line == 0) return "<unknown>";
+  const char* f = std::strrchr(s.file, '/');
+  std::string r = std::string(f ? f + 1 : s.file) + ":" + std::to_string(s.line);
+  return s.column != 0 ? r + ":" + std::to_string(s.column) : r;
+}
+
+inline bool same_point(const source_location& a, const source_location& b) {
+  return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
+}
+
+/// The positive integer in environment variable `name`, else `fallback` (unset or empty). Any
+/// other value is ignored with a warning on stderr, which starts with `prefix` ("ki::reference").
+inline std::size_t env_size(const char* prefix, const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || x == 0) {
+    std::fprintf(stderr, "%s: ignoring %s=%s (expected a positive integer)\n", prefix, name, v);
+    return fallback;
+  }
+  return static_cast<std::size_t>(x);
+}
+
+/// Thrown inside a work-item for errors that are the executor's to name (kind != exception).
+struct item_failure {
+  kernel_error::kind kind;
+  std::string message;
+  bool group_level = false;  ///< the message describes the group, not the throwing item
+};
+
+/// One TBB arena per thread count, created on first use and kept for the process. Each backend
+/// keeps its own cache (a static object in its executor).
+class arena_cache {
+ public:
+  tbb::task_arena& get(int threads) {
+    std::lock_guard lock(m_);
+    auto& a = arenas_[threads];
+    if (!a) a = std::make_unique<tbb::task_arena>(threads);
+    return *a;
+  }
+
+ private:
+  std::mutex m_;
+  std::map<int, std::unique_ptr<tbb::task_arena>> arenas_;
+};
+
+}  // namespace ki::detail::cpu_common
