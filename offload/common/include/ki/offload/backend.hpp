@@ -26,7 +26,6 @@
 #include <variant>
 
 #include <ki/backend.hpp>
-#include <ki/detail/options.hpp>
 #include <ki/launch.hpp>
 #include <ki/offload/device.hpp>
 #include <ki/offload/errors.hpp>
@@ -39,7 +38,22 @@ namespace ki::KI_OFFLOAD_NAMESPACE::detail {
   throw std::invalid_argument(std::string("ki::") + api::name + ": unknown " + what + " '" + name + "'");
 }
 /// The "maxthreads" compiler option (an integer >= 1), 0 when not given.
-inline std::int64_t maxthreads_of(const kwargs& o) { return ki::detail::maxthreads_of(o, api::name); }
+inline std::int64_t maxthreads_of(const kwargs& o) {
+  std::int64_t r = 0;
+  for (const auto& kw : o) {
+    if (kw.name != "maxthreads") continue;
+    std::int64_t v = 0;
+    if (const auto* i = std::any_cast<int>(&kw.value)) v = *i;
+    else if (const auto* l = std::any_cast<long>(&kw.value)) v = *l;
+    else if (const auto* ll = std::any_cast<long long>(&kw.value)) v = *ll;
+    else throw std::invalid_argument(std::string("ki::") + api::name + ": compiler option 'maxthreads' must be an integer");
+    if (v < 1)
+      throw std::invalid_argument(std::string("ki::") + api::name + ": compiler option maxthreads = " + std::to_string(v) +
+                                  " must be positive");
+    r = v;
+  }
+  return r;
+}
 
 /// The entry's maxThreadsPerBlock on device d, cached per kernel type (launches ask every time).
 template <class F>
