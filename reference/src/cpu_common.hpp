@@ -17,11 +17,42 @@
 #include <mutex>
 #include <string>
 
+#include <ki/detail/cpu.hpp>
 #include <ki/errors.hpp>
 #include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
 
 namespace ki::detail::cpu_common {
+
+/// The user-facing name of a sub-group function, for messages.
+inline const char* collective_name(cpu::collective_kind k) {
+  using K = cpu::collective_kind;
+  switch (k) {
+    case K::shfl: return "shfl";
+    case K::shfl_down: return "shfl_down";
+    case K::shfl_up: return "shfl_up";
+    case K::shfl_xor: return "shfl_xor";
+    case K::any: return "sub_group_any";
+    case K::all: return "sub_group_all";
+    case K::ballot: return "sub_group_ballot";
+    case K::reduce: return "sub_group_reduce";
+    case K::scan: return "sub_group_scan";
+    case K::exclusive_scan: return "sub_group_exclusive_scan";
+    case K::sub_group_barrier: return "sub_group_barrier";
+  }
+  return "?";
+}
+
+/// The offset / lane / mask argument as the caller wrote it (huge unsigned values included).
+inline std::string arg_text(const cpu::collective& c) {
+  return c.arg_huge ? std::to_string(static_cast<std::uint64_t>(c.arg)) : std::to_string(c.arg);
+}
+
+/// Whether the function's argument is an offset or mask (shfl_down / shfl_up / shfl_xor).
+inline bool uses_offset(cpu::collective_kind k) {
+  using K = cpu::collective_kind;
+  return k == K::shfl_down || k == K::shfl_up || k == K::shfl_xor;
+}
 
 inline std::string to_string(const xyz<std::int64_t>& v) {
   return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) + ")";

@@ -9,6 +9,7 @@
 //   shfl_xor(v, m[, w])      position (lane in segment) xor m, m in [0, w)
 //   any/all/ballot           over the work-items of the segment; ballot bit i = i-th lane of it
 //   reduce/scan/excl. scan   left folds in lane order over the segment's work-items
+#include "cpu_common.hpp"
 #include "sub_group.hpp"
 
 #include <cstring>
@@ -22,32 +23,12 @@ using ki::detail::cpu::collective;
 using ki::detail::cpu::collective_kind;
 using i64 = std::int64_t;
 
-const char* name_of(collective_kind k) {
-  switch (k) {
-    case collective_kind::shfl: return "shfl";
-    case collective_kind::shfl_down: return "shfl_down";
-    case collective_kind::shfl_up: return "shfl_up";
-    case collective_kind::shfl_xor: return "shfl_xor";
-    case collective_kind::any: return "sub_group_any";
-    case collective_kind::all: return "sub_group_all";
-    case collective_kind::ballot: return "sub_group_ballot";
-    case collective_kind::reduce: return "sub_group_reduce";
-    case collective_kind::scan: return "sub_group_scan";
-    case collective_kind::exclusive_scan: return "sub_group_exclusive_scan";
-    case collective_kind::sub_group_barrier: return "sub_group_barrier";
-  }
-  return "?";
-}
+const char* name_of(collective_kind k) { return ki::detail::cpu_common::collective_name(k); }
 
 namespace {
 
-std::string arg_text(const collective& c) {
-  return c.arg_huge ? std::to_string(static_cast<std::uint64_t>(c.arg)) : std::to_string(c.arg);
-}
-
-bool uses_offset(collective_kind k) {
-  return k == collective_kind::shfl_down || k == collective_kind::shfl_up || k == collective_kind::shfl_xor;
-}
+using ki::detail::cpu_common::arg_text;
+using ki::detail::cpu_common::uses_offset;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 // and commutative on integers (exact, modular), and the spec assumes op associative, so a
 // floating-point sum may be regrouped like on a GPU (results within rounding of the lane-order
 // fold). Every other operator is folded exactly in lane order through the type-erased combine.
+#include "cpu_common.hpp"
 #include "sub_group.hpp"
 
 #include <xsimd/xsimd.hpp>
@@ -32,32 +33,12 @@ using ki::detail::cpu::collective;
 using ki::detail::cpu::collective_kind;
 using i64 = std::int64_t;
 
-const char* name_of(collective_kind k) {
-  switch (k) {
-    case collective_kind::shfl: return "shfl";
-    case collective_kind::shfl_down: return "shfl_down";
-    case collective_kind::shfl_up: return "shfl_up";
-    case collective_kind::shfl_xor: return "shfl_xor";
-    case collective_kind::any: return "sub_group_any";
-    case collective_kind::all: return "sub_group_all";
-    case collective_kind::ballot: return "sub_group_ballot";
-    case collective_kind::reduce: return "sub_group_reduce";
-    case collective_kind::scan: return "sub_group_scan";
-    case collective_kind::exclusive_scan: return "sub_group_exclusive_scan";
-    case collective_kind::sub_group_barrier: return "sub_group_barrier";
-  }
-  return "?";
-}
+const char* name_of(collective_kind k) { return ki::detail::cpu_common::collective_name(k); }
 
 namespace {
 
-std::string arg_text(const collective& c) {
-  return c.arg_huge ? std::to_string(static_cast<std::uint64_t>(c.arg)) : std::to_string(c.arg);
-}
-
-bool uses_offset(collective_kind k) {
-  return k == collective_kind::shfl_down || k == collective_kind::shfl_up || k == collective_kind::shfl_xor;
-}
+using ki::detail::cpu_common::arg_text;
+using ki::detail::cpu_common::uses_offset;
 
 i64 segment_width(const collective& c, i64 w) { return c.width > 0 ? c.width : w; }
 
