@@ -54,6 +54,28 @@ inline bool uses_offset(cpu::collective_kind k) {
   return k == K::shfl_down || k == K::shfl_up || k == K::shfl_xor;
 }
 
+/// The width of the caller's segment: the function's width, or the whole sub-group's w.
+inline std::int64_t segment_width(const cpu::collective& c, std::int64_t w) { return c.width > 0 ? c.width : w; }
+
+/// What is wrong with one call's width, offset or mask on a sub-group of width w ("" if nothing).
+inline std::string check_arguments(const cpu::collective& c, std::int64_t w) {
+  using K = cpu::collective_kind;
+  const std::int64_t width = c.width;
+  if (c.width_given && (c.width_huge || width <= 0 || width > w || (width & (width - 1)) != 0)) {
+    const std::string shown = c.width_huge ? std::to_string(static_cast<std::uint64_t>(width)) : std::to_string(width);
+    return std::string(collective_name(c.kind)) + ": width = " + shown +
+           " must be a power of two between 1 and the sub-group width " + std::to_string(w);
+  }
+  const std::int64_t seg = segment_width(c, w);
+  if ((c.kind == K::shfl_down || c.kind == K::shfl_up) && !c.arg_huge && c.arg < 0)
+    return std::string(collective_name(c.kind)) + ": offset = " + arg_text(c) + " must be at least 0";
+  if (c.kind == K::shfl_xor && (c.arg_huge || c.arg < 0 || c.arg >= seg))
+    return std::string("shfl_xor: mask = ") + arg_text(c) + " must be between 0 and " + std::to_string(seg - 1) +
+           (c.width > 0 ? " (width - 1)" : " (the sub-group width - 1)");
+  return "";
+}
+
+
 inline std::string to_string(const xyz<std::int64_t>& v) {
   return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) + ")";
 }

@@ -42,21 +42,7 @@ void poison_source::fill(void* p, std::size_t bytes) {
   }
 }
 
-std::string check_arguments(const collective& c, i64 w) {
-  const i64 width = c.width;
-  if (c.width_given && (c.width_huge || width <= 0 || width > w || (width & (width - 1)) != 0)) {
-    const std::string shown = c.width_huge ? std::to_string(static_cast<std::uint64_t>(width)) : std::to_string(width);
-    return std::string(name_of(c.kind)) + ": width = " + shown + " must be a power of two between 1 and the sub-group width " +
-           std::to_string(w);
-  }
-  const i64 seg = segment_width(c, w);
-  if ((c.kind == collective_kind::shfl_down || c.kind == collective_kind::shfl_up) && !c.arg_huge && c.arg < 0)
-    return std::string(name_of(c.kind)) + ": offset = " + arg_text(c) + " must be at least 0";
-  if (c.kind == collective_kind::shfl_xor && (c.arg_huge || c.arg < 0 || c.arg >= seg))
-    return std::string("shfl_xor: mask = ") + arg_text(c) + " must be between 0 and " + std::to_string(seg - 1) +
-           (c.width > 0 ? " (width - 1)" : " (the sub-group width - 1)");
-  return "";
-}
+std::string check_arguments(const collective& c, i64 w) { return ki::detail::cpu_common::check_arguments(c, w); }
 
 std::string check_agreement(const scope& s) {
   // Hot path: every call of every sub-group function comes here; build text only on mismatch.

@@ -7,6 +7,8 @@
 
 #include <ki/detail/cpu.hpp>
 
+#include "cpu_common.hpp"
+
 namespace ki::reference::detail {
 
 const char* name_of(ki::detail::cpu::collective_kind k);
@@ -16,7 +18,7 @@ const char* name_of(ki::detail::cpu::collective_kind k);
 std::string check_arguments(const ki::detail::cpu::collective& c, std::int64_t sub_group_width);
 
 /// Width of the segments of c (the sub-group width when none was given).
-inline std::int64_t segment_width(const ki::detail::cpu::collective& c, std::int64_t w) { return c.width > 0 ? c.width : w; }
+using ki::detail::cpu_common::segment_width;
 
 /// Fills unspecified values: the fixed poison word, or seeded random bytes.
 struct poison_source {
