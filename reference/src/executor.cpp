@@ -171,7 +171,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     prepare(d, launch_serial);
     const i64 gx = d.groups[0], gy = d.groups[1];
     group_linear_ = group_linear;
-    gs_.group_id = {group_linear % gx, (group_linear / gx) % gy, group_linear / (gx * gy)};
+    gs_.set_group_id({group_linear % gx, (group_linear / gx) % gy, group_linear / (gx * gy)});
     if (sched_.items == order::random) {
       // A fresh random start order per group (reproducible from the seed and the group id).
       rng_ = sched_.seed ^ (static_cast<std::uint64_t>(group_linear) * 0xD1B54A32D192ED03ull);

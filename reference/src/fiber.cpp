@@ -1,11 +1,11 @@
-// The fiber core: Boost.Context fibers on pooled, guard-protected stacks. See fiber.hpp.
+// The fiber core: work-item contexts on pooled, guard-protected stacks, switched by hand-written
+// code on x86-64 (Boost.Context elsewhere). See fiber.hpp.
 #include "fiber.hpp"
 
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <boost/context/detail/fcontext.hpp>
 #include <atomic>
 #include <csetjmp>
 #include <csignal>
@@ -18,25 +18,84 @@
 #include <utility>
 #include <vector>
 
-// Boost.Context's context-switch layer (make_fcontext / jump_fcontext), the layer its own
-// fiber and callcc types are built on. We use it directly because a suspended context is then
-// a plain pointer: dropping one (a failed work-group) needs no unwinding and no record, and
-// stacks are ours to pool. (Measured on the 2-core VM: a ring of 256 contexts switches in
-// ~13 ns with jump_fcontext, ~26 ns with boost::context::fiber; see docs/design.md.)
+// Switching stacks. On x86-64 ELF (Linux, the BSDs) our own ten instructions (below); elsewhere
+// Boost.Context's context-switch layer (make_fcontext / jump_fcontext), which its fiber and
+// callcc types are built on. Either way a suspended context is a plain pointer, the stack
+// pointer it left: dropping one (a failed work-group) needs no unwinding, and stacks are ours
+// to pool. Why our own where we can (docs/design.md, "Fiber switches"): Boost's switch also saves
+// and restores the x87 control word and MXCSR (ldmxcsr is slow) and resumes with an indirect jmp,
+// which leaves the CPU's return-stack buffer one entry off, so every later ret of the resumed
+// fiber mispredicts. Ours resumes with a ret from the one call site every switch goes through, so
+// the returns of a work-item that suspended at a barrier and is resumed there are predicted.
+#if KI_FIBER_OWN_SWITCH
+// ki_fiber_switch(save, to): pushes the callee-saved registers (System V ABI: rbx, rbp, r12-r15)
+// and the return address on the running stack, stores the stack pointer in *save, and resumes
+// the context whose stack pointer is `to` by popping the same. The floating-point control state
+// (MXCSR, x87 control word) is not switched: the work-items of a group share their thread's, as
+// code running on that thread would (documented in docs/design.md).
+// ki_fiber_start is where a new context's first switch returns to: r12 holds the function to
+// call and r13 its argument (placed there by make_context); it never returns.
+extern "C" void ki_fiber_start();  // ki_fiber_switch is declared in fiber.hpp
+asm(R"(
+  .text
+  .p2align 4
+  .globl ki_fiber_switch
+  .hidden ki_fiber_switch
+  .type ki_fiber_switch, @function
+ki_fiber_switch:
+  .cfi_startproc
+  pushq %rbp
+  .cfi_adjust_cfa_offset 8
+  pushq %rbx
+  .cfi_adjust_cfa_offset 8
+  pushq %r12
+  .cfi_adjust_cfa_offset 8
+  pushq %r13
+  .cfi_adjust_cfa_offset 8
+  pushq %r14
+  .cfi_adjust_cfa_offset 8
+  pushq %r15
+  .cfi_adjust_cfa_offset 8
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  .cfi_adjust_cfa_offset -8
+  popq %r14
+  .cfi_adjust_cfa_offset -8
+  popq %r13
+  .cfi_adjust_cfa_offset -8
+  popq %r12
+  .cfi_adjust_cfa_offset -8
+  popq %rbx
+  .cfi_adjust_cfa_offset -8
+  popq %rbp
+  .cfi_adjust_cfa_offset -8
+  ret
+  .cfi_endproc
+  .size ki_fiber_switch, .-ki_fiber_switch
+
+  .p2align 4
+  .globl ki_fiber_start
+  .hidden ki_fiber_start
+  .type ki_fiber_start, @function
+ki_fiber_start:
+  .cfi_startproc
+  .cfi_undefined rip
+  xorl %ebp, %ebp
+  movq %r13, %rdi
+  callq *%r12
+  ud2
+  .cfi_endproc
+  .size ki_fiber_start, .-ki_fiber_start
+)");
+#else
+#include <boost/context/detail/fcontext.hpp>
 namespace fctx = boost::context::detail;
+#endif
 
 // AddressSanitizer must be told about every switch between stacks (Debian's Boost has no
-// sanitizer hooks), or it reports false errors. Only compiled into ASan builds.
-#if defined(__SANITIZE_ADDRESS__)
-#define KI_FIBER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KI_FIBER_ASAN 1
-#endif
-#endif
-#ifndef KI_FIBER_ASAN
-#define KI_FIBER_ASAN 0
-#endif
+// sanitizer hooks), or it reports false errors. Only compiled into ASan builds (KI_FIBER_ASAN,
+// fiber.hpp).
 #if KI_FIBER_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -46,16 +105,7 @@ namespace fctx = boost::context::detail;
 // and reports nonsense. Each stack gets one TSan fiber (a stack hosts one fiber at a time), the
 // thread's own stack is the thread's fiber, and every switch announces its target. Switches
 // synchronise (flag 0): the work-items of a group run one at a time, in the order we choose.
-#if defined(__SANITIZE_THREAD__)
-#define KI_FIBER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KI_FIBER_TSAN 1
-#endif
-#endif
-#ifndef KI_FIBER_TSAN
-#define KI_FIBER_TSAN 0
-#endif
+// Only compiled into TSan builds (KI_FIBER_TSAN, fiber.hpp).
 #if KI_FIBER_TSAN
 #include <sanitizer/tsan_interface.h>
 #include <unordered_map>
@@ -64,42 +114,52 @@ namespace fctx = boost::context::detail;
 namespace ki::reference::detail {
 namespace {
 
-// jump_fcontext resumes the other context with an indirect jmp, not a ret, so the return address
-// that its call pushed on the CPU's return-stack buffer is never popped: every later ret of the
-// resumed fiber (switch_to's, the barrier's, the kernel's ...) is then predicted one frame off
-// and mispredicts. On x86-64 jump() calls it from a stub that, where it lands, first pops that
-// entry with a ret that goes exactly where the buffer predicts (once: r11 says whether it was
-// done), then returns normally. Measured with tools/bench on the 2-core VM (medians): a ring of
-// 256 fibers switching through fiber_core::switch_to goes from ~22 to ~15 ns per switch, a
-// barrier from ~40 to ~26 ns per work-item.
-#if defined(__x86_64__) && defined(__linux__)
-extern "C" fctx::transfer_t ki_reference_jump_fcontext(fctx::fcontext_t to, void* data);
-asm(R"(
-  .text
-  .p2align 4
-  .globl ki_reference_jump_fcontext
-  .hidden ki_reference_jump_fcontext
-  .type ki_reference_jump_fcontext, @function
-ki_reference_jump_fcontext:
-  subq $8, %rsp
-  xorl %r11d, %r11d
-  call jump_fcontext@PLT
-1:
-  testq %r11, %r11
-  jnz 2f
-  movl $1, %r11d
-  leaq 1b(%rip), %rcx
-  pushq %rcx
-  ret
-2:
-  addq $8, %rsp
-  ret
-  .size ki_reference_jump_fcontext, .-ki_reference_jump_fcontext
-)");
-inline fctx::transfer_t jump(fctx::fcontext_t to, void* data) { return ki_reference_jump_fcontext(to, data); }
+/// The one call site of every switch (so that the resumed side's returns are predicted, see
+/// above): saves the running context's stack pointer in *save and resumes the context `to`.
+[[gnu::noinline]] void switch_stacks(void** save, void* to) {
+#if KI_FIBER_OWN_SWITCH
+  ki_fiber_switch(save, to);
 #else
-inline fctx::transfer_t jump(fctx::fcontext_t to, void* data) { return fctx::jump_fcontext(to, data); }
+  // Boost hands the context that switched to us over on arrival: store it where its side asked.
+  const fctx::transfer_t t = fctx::jump_fcontext(to, save);
+  *static_cast<void**>(t.data) = t.fctx;
 #endif
+}
+
+#if !KI_FIBER_OWN_SWITCH
+// Boost's first code of a new context: records the creator's context, then runs the entry
+// that make_context left in thread-local storage.
+thread_local void (*tl_start_fn)(void*) = nullptr;
+thread_local void* tl_start_arg = nullptr;
+void boost_start(fctx::transfer_t t) {
+  *static_cast<void**>(t.data) = t.fctx;
+  tl_start_fn(tl_start_arg);
+  std::abort();  // the entry never returns
+}
+#endif
+
+/// A new context on the stack below `top` (16-byte aligned) that, when first resumed, calls
+/// fn(arg) on that stack; fn must never return (it switches away for good instead).
+void* make_context(char* top, std::size_t size, void (*fn)(void*), void* arg) {
+#if KI_FIBER_OWN_SWITCH
+  (void)size;
+  // What ki_fiber_switch pops: r15, r14, r13 = arg, r12 = fn, rbx, rbp, then the return address.
+  // After the pops the stack pointer is `top`, 16-byte aligned, as a call needs it.
+  auto** sp = reinterpret_cast<void**>(top) - 7;
+  sp[0] = nullptr;
+  sp[1] = nullptr;
+  sp[2] = arg;
+  sp[3] = reinterpret_cast<void*>(fn);
+  sp[4] = nullptr;
+  sp[5] = nullptr;
+  sp[6] = reinterpret_cast<void*>(&ki_fiber_start);
+  return sp;
+#else
+  tl_start_fn = fn;  // read by boost_start before anything else can spawn on this thread
+  tl_start_arg = arg;
+  return fctx::make_fcontext(top, size, &boost_start);
+#endif
+}
 
 std::size_t page_size() {
   static const std::size_t p = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -204,7 +264,8 @@ struct fiber_core::impl {
   std::size_t usable;
   std::vector<stack> stacks;  // every stack this thread ever made
   std::vector<char*> free;    // tops of the free ones
-  std::vector<fctx::fcontext_t> slots;  // suspended contexts; nullptr: empty
+  explicit impl(std::vector<void*>& core_slots) : slots(core_slots) {}
+  std::vector<void*>& slots;  // the core's: suspended contexts (stack pointers); nullptr: empty
   int live = 0;                          // non-empty slots (so that reset() need not scan them)
   struct region {  // a stack, for AddressSanitizer (unused otherwise)
     const void* bottom = nullptr;
@@ -251,20 +312,23 @@ struct fiber_core::impl {
   }
 #endif
 
-  /// Suspends the running context into slot `from_slot` and resumes c, whose stack is `target`.
-  void go(int from_slot, fctx::fcontext_t c, region target) {
+  /// Suspends the running context into slot `from_slot` (-1: it has ended) and resumes c,
+  /// whose stack is `target`.
+  void go(int from_slot, void* c, region target) {
     from = from_slot;
+    void** save = &dropped;
+    if (from_slot >= 0) save = &slots[static_cast<std::size_t>(from_slot)], ++live;
 #if KI_FIBER_ASAN
     void* fake = nullptr;
-    leave(&fake, target);
-    const fctx::transfer_t t = jump(c, this);
+    leave(from_slot >= 0 ? &fake : nullptr, target);
+    switch_stacks(save, c);
     landed(fake);
-    arrived(t);
 #else
     (void)target;
-    arrived(jump(c, this));
+    switch_stacks(save, c);
 #endif
   }
+  void* dropped = nullptr;  // where an ended context "saves" itself
   int from = -1;      // slot of the context switching away; -1: it has ended (nothing to keep)
   entry_fn entry = nullptr;  // what the next spawned fiber runs
   void* arg = nullptr;
@@ -285,42 +349,33 @@ struct fiber_core::impl {
     return stacks.back().top();
   }
 
-  fctx::fcontext_t take(int i) {
-    fctx::fcontext_t c = std::exchange(slots[static_cast<std::size_t>(i)], nullptr);
-    if (c == nullptr) throw std::logic_error("ki::reference: internal error: resuming an empty fiber slot");
+  void* take(int i) {
+    void* c = std::exchange(slots[static_cast<std::size_t>(i)], nullptr);
+    if (c == nullptr) empty_slot();
     --live;
     return c;
   }
-  /// Where every switch lands: keep the context that switched away, unless it has ended.
-  void arrived(fctx::transfer_t t) {
-    if (from >= 0) slots[static_cast<std::size_t>(from)] = t.fctx, ++live;
-  }
 
-  // First code of every fiber. It never returns (a returning fcontext ends the process): when
-  // the entry is done, the stack goes back to the pool and the fiber jumps away for good.
-  static void trampoline(fctx::transfer_t t) {
-    impl* self = static_cast<impl*>(t.data);
+  // First code of every fiber (through make_context). It never returns: when the entry is
+  // done, the stack goes back to the pool and the fiber switches away for good.
+  static void fiber_main(void* arg) {
+    impl* self = static_cast<impl*>(arg);
 #if KI_FIBER_ASAN
     self->landed(nullptr);
 #endif
-    self->arrived(t);
     char* const my_stack = self->entry_stack;
     const int next = self->entry(self->arg);
     self->free.push_back(my_stack);  // safe: nothing runs on this thread before we leave it
-    fctx::fcontext_t to = self->take(next);
-    self->from = -1;
-#if KI_FIBER_ASAN
-    leave(nullptr, self->region_of(next));  // nullptr: this fiber's stack dies
-#endif
+    void* const to = self->take(next);
 #if KI_FIBER_TSAN
     self->tsan_leave(-1, self->tsan_of_slot(next));
 #endif
-    jump(to, nullptr);
-    std::abort();  // unreachable: nobody resumes an ended fiber
+    self->go(-1, to, self->region_of(next));  // nobody resumes an ended fiber
+    std::abort();
   }
 };
 
-fiber_core::fiber_core(std::size_t stack_size) : impl_(std::make_unique<impl>()) {
+fiber_core::fiber_core(std::size_t stack_size) : impl_(std::make_unique<impl>(slots_)) {
   const std::size_t p = page_size();
   impl_->usable = (stack_size + p - 1) / p * p;
   install_handlers();
@@ -345,7 +400,7 @@ void fiber_core::reset(int slots) {
 void fiber_core::spawn(int from, entry_fn entry, void* arg) {
   impl* s = impl_.get();
   char* top = s->get_stack();
-  const fctx::fcontext_t c = fctx::make_fcontext(top, s->usable, &impl::trampoline);
+  void* const c = make_context(top, s->usable, &impl::fiber_main, s);
   s->entry = entry;
   s->arg = arg;
   s->entry_stack = top;
@@ -355,9 +410,9 @@ void fiber_core::spawn(int from, entry_fn entry, void* arg) {
   s->go(from, c, {top - s->usable, s->usable});
 }
 
-void fiber_core::switch_to(int from, int to) {
+void fiber_core::switch_slow(int from, int to) {
   impl* s = impl_.get();
-  const fctx::fcontext_t c = s->take(to);
+  void* const c = s->take(to);
 #if KI_FIBER_TSAN
   s->tsan_leave(from, s->tsan_of_slot(to));
 #endif
@@ -398,6 +453,8 @@ fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
   tl_fault = nullptr;
   return impl_->last_fault;
 }
+
+void fiber_core::empty_slot() { throw std::logic_error("ki::reference: internal error: resuming an empty fiber slot"); }
 
 void fiber_core::recheck_fault_handlers() noexcept { handler_generation.fetch_add(1, std::memory_order_relaxed); }
 

@@ -7,11 +7,48 @@
 // guard region below it; overflowing one, or any other invalid access while a fiber runs, makes
 // run_guarded() return the fault instead of crashing the process.
 //
-// This and fiber.cpp are the only places that know about Boost.Context.
+// This and fiber.cpp are the only places that know how stacks are switched (fiber.cpp: our own
+// switch on x86-64, Boost.Context elsewhere).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
+
+// Sanitizer builds (they need every switch announced, see fiber.cpp).
+#if defined(__SANITIZE_ADDRESS__)
+#define KI_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KI_FIBER_ASAN 1
+#endif
+#endif
+#ifndef KI_FIBER_ASAN
+#define KI_FIBER_ASAN 0
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define KI_FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KI_FIBER_TSAN 1
+#endif
+#endif
+#ifndef KI_FIBER_TSAN
+#define KI_FIBER_TSAN 0
+#endif
+
+// Our own stack switch on x86-64 ELF (fiber.cpp says why), Boost.Context's elsewhere or when
+// KI_FIBER_BOOST_SWITCH is defined. Without a sanitizer, switch_to is then inline: a suspended
+// work-item's stack holds one frame less per call level, which matters when 256 of them take
+// turns (on the 2-core VM every cache line a switch touches is an L2 access).
+#if defined(__x86_64__) && defined(__ELF__) && !defined(KI_FIBER_BOOST_SWITCH)
+#define KI_FIBER_OWN_SWITCH 1
+extern "C" void ki_fiber_switch(void** save, void* to);
+#else
+#define KI_FIBER_OWN_SWITCH 0
+#endif
+#define KI_FIBER_INLINE_SWITCH (KI_FIBER_OWN_SWITCH && !KI_FIBER_ASAN && !KI_FIBER_TSAN)
 
 namespace ki::reference::detail {
 
@@ -32,7 +69,15 @@ class fiber_core {
   /// From the running context (to be kept in slot `from`), start a fiber running entry(arg).
   void spawn(int from, entry_fn entry, void* arg);
   /// Suspend the running context into slot `from` and resume the fiber in slot `to`.
-  void switch_to(int from, int to);
+  void switch_to(int from, int to) {
+#if KI_FIBER_INLINE_SWITCH
+    void* const c = std::exchange(slots_[static_cast<std::size_t>(to)], nullptr);
+    if (c == nullptr) [[unlikely]] empty_slot();
+    ki_fiber_switch(&slots_[static_cast<std::size_t>(from)], c);  // counts of live slots: -1 + 1
+#else
+    switch_slow(from, to);
+#endif
+  }
 
   struct fault {
     bool happened = false;
@@ -54,6 +99,9 @@ class fiber_core {
   void abandon_all() noexcept;
 
  private:
+  void switch_slow(int from, int to);
+  [[noreturn]] static void empty_slot();
+  std::vector<void*> slots_;  // suspended contexts (their stack pointers); nullptr: empty
   struct impl;
   std::unique_ptr<impl> impl_;
 };

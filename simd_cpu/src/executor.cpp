@@ -93,7 +93,12 @@ struct item : cpu::item_state {
 
 class group_runner final : public cpu::executor {
  public:
-  explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {}
+  explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {
+    // The first arena chunk is the memory whose atomics may be plain (cpu::group_private): it
+    // holds the local memory of every group this thread runs until a launch's call sites need
+    // more (later chunks keep real atomics, which is always correct).
+    arena_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[first_chunk]), first_chunk});
+  }
   std::size_t stack_size() const { return fibers_.stack_size(); }
 
   struct failure {
@@ -113,7 +118,11 @@ class group_runner final : public cpu::executor {
     first_group_ = first;
     start_group(first);
     fibers_.reset(static_cast<int>(n_) + 1);
+    // While this thread runs the chunk's groups, only it touches their local memory.
+    cpu::private_begin = reinterpret_cast<std::uintptr_t>(arena_.front().p.get());
+    cpu::private_end = cpu::private_begin + arena_.front().size;
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    cpu::private_begin = cpu::private_end = 0;
     const item* faulting = cpu::current != nullptr ? static_cast<const item*>(cpu::current) : &items_.front();
     cpu::current = nullptr;
     if (fault.happened) {
@@ -140,7 +149,7 @@ class group_runner final : public cpu::executor {
   // --- cpu::executor: called from inside work-items ---
 
   void barrier(const source_location& where) override {
-    item& it = current();
+    item& it = own_state();
     it.at = where;
     it.at_barrier = true;
     if (arrived_ == 0) round_point_ = where;
@@ -162,7 +171,7 @@ class group_runner final : public cpu::executor {
   }
 
   void collective(cpu::collective& c) override {
-    item& it = current();
+    item& it = own_state();
     const i64 W = gs_.sub_group_width;
     it.at = c.where;
     it.at_barrier = false;
@@ -315,7 +324,26 @@ class group_runner final : public cpu::executor {
 
   static item& current() { return *static_cast<item*>(cpu::current); }
 
-  int fail(item& it, kernel_error::kind k, std::string msg) {
+  /// The running work-item's own state: a work-item that runs on the item loop's cursor gets
+  /// it at its first synchronisation point (it may be suspended there, and the loop goes on
+  /// with the next work-item on the cursor).
+  item& own_state() {
+    item& c = current();
+    if (&c != &cursor_) return c;
+    const i64 k = c.local_linear;
+    item& it = items_[static_cast<std::size_t>(k)];
+    static_cast<cpu::item_state&>(it) = c;
+    it.at = {};  // it has passed no synchronisation point yet (and may hold a former group's)
+    it.waiting = false;
+    it.coll = nullptr;
+    if (k + 1 < n_) cpu::step_to_next_item(cursor_);
+    loop_.next = k + 1;
+    cpu::current = &it;
+    return it;
+  }
+
+  int fail(item& running, kernel_error::kind k, std::string msg) {
+    const item& it = &running == &cursor_ ? own_state() : running;  // items_ has it then
     failed_item_ = it.local_linear;
     failed_kind_ = k;
     failed_message_ = std::move(msg);
@@ -390,16 +418,18 @@ class group_runner final : public cpu::executor {
   void start_group(i64 g) {
     const i64 gx = d_->groups[0], gy = d_->groups[1];
     if (g == group_ + 1 && g != first_group_) {  // the next one: no divisions (~40 cycles)
-      auto& id = gs_.group_id;
+      auto id = gs_.group_id;
       if (++id.x == gx) {
         id.x = 0;
         if (++id.y == gy) id.y = 0, ++id.z;
       }
+      gs_.set_group_id(id);
     } else {
-      gs_.group_id = {g % gx, (g / gx) % gy, g / (gx * gy)};
+      gs_.set_group_id({g % gx, (g / gx) % gy, g / (gx * gy)});
     }
     group_ = g;
     loop_.next = 0;
+    static_cast<cpu::item_state&>(cursor_) = items_.front();  // work-item 0
     if (suspended_ != 0) {  // only a group that used fibers leaves state behind
       for (auto& p : pending_) p.clear();
       std::fill(whole_arrived_.begin(), whole_arrived_.end(), 0);
@@ -445,9 +475,7 @@ class group_runner final : public cpu::executor {
           it.sub_group_size = std::min(W, n_ - k / W * W);
           it.group = &gs_;
         }
-    item_ptrs_.resize(static_cast<std::size_t>(n_));
-    for (std::size_t i = 0; i < item_ptrs_.size(); ++i) item_ptrs_[i] = &items_[i];
-    loop_.items = item_ptrs_.data();
+    loop_.cursor = &cursor_;
     loop_.count = n_;
     waiting_.reserve(static_cast<std::size_t>(n_));
     ready_.reserve(static_cast<std::size_t>(n_));
@@ -484,7 +512,7 @@ class group_runner final : public cpu::executor {
   std::uint64_t prepared_serial_ = 0;
   cpu::group_state gs_;
   std::vector<item> items_;
-  std::vector<cpu::item_state*> item_ptrs_;
+  item cursor_;  // the state of the item loop's next work-item (see item_loop)
   i64 n_ = 0;
   item_loop loop_;
 
@@ -514,6 +542,7 @@ class group_runner final : public cpu::executor {
     std::unique_ptr<unsigned char[]> p;
     std::size_t size;
   };
+  static constexpr std::size_t first_chunk = 1 << 20;
   std::vector<chunk> arena_;
   std::size_t arena_chunk_ = 0, arena_used_ = 0;
 };

@@ -9,6 +9,8 @@
 #include <ki/ki.hpp>
 #include <ki/simd_cpu.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <type_traits>
@@ -91,6 +93,46 @@ struct coordinates {
     out[slot + 2] = ki::sub_group_reduce(std::plus<i64>(), i64{1});
     ki::barrier();
     out[slot + 3] = ki::get_sub_group_id() * ki::get_max_sub_group_size() + ki::get_sub_group_local_id();
+  }
+};
+
+/// Everything a work-item can ask about where it is, in 10 slots; sub-groups `sync_sg` (and
+/// only those: independent sub-groups) pass a sub-group function first, so that their items get
+/// states of their own while the others run on the item loop's cursor.
+struct where_am_i {
+  KI_DEVICE void operator()(ki::span<i64> out, i64 sync_sg) const {
+    if (sync_sg >= 0 && ki::get_sub_group_id() % 3 == sync_sg) (void)ki::sub_group_any(true);
+    const auto n = ki::get_local_size();
+    const auto l = ki::get_local_id();
+    const auto g = ki::get_global_id();
+    const i64 lin = l.x + n.x * (l.y + n.y * l.z);
+    const i64 slot = 10 * (ki::get_group_id().x * n.x * n.y * n.z + lin);
+    const i64 v[10] = {l.x, l.y, l.z, g.x, g.y, g.z, ki::get_sub_group_id(), ki::get_sub_group_local_id(),
+                       ki::get_sub_group_size(), lin};
+    for (int k = 0; k < 10; ++k) out[slot + k] = v[k];
+  }
+};
+
+/// Local-memory atomics: whether the element is the running thread's private memory (the plain
+/// path), and results that must equal the atomic ones exactly.
+struct local_atomics {
+  KI_DEVICE void operator()(ki::span<i64> out, ki::span<std::int32_t> global) const {
+    auto counter = ki::localmemory<std::int32_t, 1>([] {});
+    auto cell = ki::localmemory<float, 1>([] {});
+    const auto t = ki::get_local_id().x;
+    if (t == 0) counter[0] = 2147483647 - 100, cell[0] = 0.0f;
+    ki::barrier();
+    ki::atomic_fetch_add(&counter[0], std::int32_t{1});  // wraps past INT32_MAX, as atomics do
+    ki::barrier();
+    if (t == 0) {
+      const auto g = ki::get_group_id().x;
+      float expected = -0.0f;  // equal to 0.0f, but not the same object representation
+      const bool swapped = ki::atomic_compare_exchange(&cell[0], expected, 1.0f);
+      out[4 * g] = ki::detail::cpu::group_private(&counter[0]);
+      out[4 * g + 1] = ki::detail::cpu::group_private(&global[0]);
+      out[4 * g + 2] = counter[0];
+      out[4 * g + 3] = (swapped ? 1 : 0) + (expected == 0.0f && !std::signbit(expected) ? 10 : 0);
+    }
   }
 };
 
@@ -265,6 +307,54 @@ TEST_CASE("simd_cpu: work-items keep their coordinates across barriers and colle
       }
     }
   }
+}
+
+TEST_CASE("simd_cpu: the item loop gives every work-item its coordinates, with and without sync points", "[simd_cpu]") {
+  // The shapes cross rows (x wraps), planes and sub-group boundaries at every place the item
+  // loop's step handles (a sub-group ending mid-row, the last sub-group partial).
+  for (i64 w : {1, 4, 32}) {
+    const B b{.threads = 2, .sub_group_width = w};
+    for (const ki::dims& shape : {ki::dims(100), ki::dims(7, 5, 3), ki::dims(64, 4), ki::dims(1, 9, 2)}) {
+      const i64 items = shape[0] * shape[1] * shape[2], groups = 6;
+      for (i64 sync_sg : {-1, 0, 2}) {
+        auto out = ki::allocate<i64>(b, 10 * groups * items);
+        ki::launch(b, {.numgroups = ki::dims(groups), .workgroupsize = shape}, where_am_i{}, out, sync_sg);
+        const auto h = ki::to_host(b, out);
+        i64 bad = 0;
+        for (i64 g = 0; g < groups; ++g)
+          for (i64 z = 0, lin = 0; z < shape[2]; ++z)
+            for (i64 y = 0; y < shape[1]; ++y)
+              for (i64 x = 0; x < shape[0]; ++x, ++lin) {
+                const i64 expect[10] = {x, y, z, g * shape[0] + x, y, z, lin / w, lin % w,
+                                        std::min(w, items - lin / w * w), lin};
+                for (int k = 0; k < 10; ++k) bad += h[static_cast<std::size_t>(10 * (g * items + lin) + k)] != expect[k];
+              }
+        INFO("W = " << w << ", shape " << shape[0] << "x" << shape[1] << "x" << shape[2] << ", sync_sg " << sync_sg);
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("simd_cpu: local-memory atomics are plain operations with the atomic results", "[simd_cpu]") {
+  for (int threads : {1, 2}) {
+    const B b{.threads = threads};
+    const i64 groups = 8, items = 101;
+    auto out = ki::zeros<i64>(b, 4 * groups);
+    auto global = ki::zeros<std::int32_t>(b, 1);
+    ki::launch(b, {.numgroups = groups, .workgroupsize = items}, local_atomics{}, out, global);
+    const auto h = ki::to_host(b, out);
+    for (i64 g = 0; g < groups; ++g) {
+      INFO("group " << g << ", threads " << threads);
+      CHECK(h[static_cast<std::size_t>(4 * g)] == 1);      // local memory: the plain path
+      CHECK(h[static_cast<std::size_t>(4 * g + 1)] == 0);  // global memory: real atomics
+      CHECK(h[static_cast<std::size_t>(4 * g + 2)] == std::int32_t(2147483647 - 100 + items - 0x100000000LL));
+      CHECK(h[static_cast<std::size_t>(4 * g + 3)] == 10);  // not swapped; expected now holds +0.0
+    }
+  }
+  // Outside a kernel nothing is private.
+  int x = 0;
+  CHECK_FALSE(ki::detail::cpu::group_private(&x));
 }
 
 TEST_CASE("simd_cpu: vector collectives equal the lane-order fold", "[simd_cpu]") {

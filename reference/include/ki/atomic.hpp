@@ -29,6 +29,7 @@
 #include <atomic>
 
 #include <ki/detail/checked.hpp>
+#include <ki/detail/cpu.hpp>
 #endif
 
 namespace ki {
@@ -99,20 +100,69 @@ __device__ inline ::cuda::memory_order native(memory_order o) {
   }
 }
 #else
-// The reference backend runs work-groups on several threads at once, so these are real
-// atomics (std::atomic_ref), tested for real.
+// CPU backends run work-groups on several threads at once, so these are real atomics
+// (std::atomic_ref), tested for real, except on memory that only the running thread can touch:
+// the local memory of a work-group whose work-items all run on this thread and switch only at
+// synchronisation points (simd_cpu publishes its range, cpu::group_private). There an atomic
+// operation is performed as a plain one. Why that is exact: no other thread accesses that
+// memory (a work-group's local memory is reachable only from its own work-items, which all run
+// here), and no other work-item of the group runs during the operation (work-items switch only
+// inside barrier() and sub-group functions, which are calls into the executor, so neither the
+// CPU nor the compiler can interleave another item's accesses with it). What memory orders
+// promise among accesses of one thread, program order already gives. The value computed is the
+// atomic one: integer arithmetic wraps (it is done unsigned), compare-exchange compares object
+// representations, as std::atomic does.
+template <class T>
+class atomic_ref_t {
+ public:
+  explicit atomic_ref_t(T& r) : p_(&r), plain_(cpu::group_private(&r)) {
 #if KI_CHECKED_ACCESS
-// Checked-access mode: an atomic access is exempt from race checks (atomics never race).
-template <class T>
-struct atomic_ref_t : std::atomic_ref<T> {
-  explicit atomic_ref_t(T& r) : std::atomic_ref<T>(r) {
-    if (checked::recorder* c = checked::active) c->atomic(&r);
-  }
-};
-#else
-template <class T>
-using atomic_ref_t = std::atomic_ref<T>;
+    if (checked::recorder* c = checked::active) c->atomic(&r);  // atomics never race
 #endif
+  }
+  T load(std::memory_order o) const { return plain_ ? *p_ : real().load(o); }
+  void store(T v, std::memory_order o) const { plain_ ? void(*p_ = v) : real().store(v, o); }
+  T exchange(T v, std::memory_order o) const {
+    if (!plain_) return real().exchange(v, o);
+    const T old = *p_;
+    *p_ = v;
+    return old;
+  }
+  bool compare_exchange_strong(T& e, T d, std::memory_order o, std::memory_order f) const {
+    if (!plain_) return real().compare_exchange_strong(e, d, o, f);
+    if (std::memcmp(p_, &e, sizeof(T)) == 0) {
+      *p_ = d;
+      return true;
+    }
+    e = *p_;
+    return false;
+  }
+  bool compare_exchange_weak(T& e, T d, std::memory_order o, std::memory_order f) const {
+    return plain_ ? compare_exchange_strong(e, d, o, f) : real().compare_exchange_weak(e, d, o, f);
+  }
+  T fetch_add(T v, std::memory_order o) const { return plain_ ? update(v, add) : real().fetch_add(v, o); }
+  T fetch_sub(T v, std::memory_order o) const { return plain_ ? update(v, sub) : real().fetch_sub(v, o); }
+  T fetch_and(T v, std::memory_order o) const { return plain_ ? update(v, bit_and) : real().fetch_and(v, o); }
+  T fetch_or(T v, std::memory_order o) const { return plain_ ? update(v, bit_or) : real().fetch_or(v, o); }
+  T fetch_xor(T v, std::memory_order o) const { return plain_ ? update(v, bit_xor) : real().fetch_xor(v, o); }
+
+ private:
+  // Integers in their unsigned type: wrapping, as atomic arithmetic is defined to.
+  using U = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::type_identity<T>>::type;
+  static U add(U a, U b) { return a + b; }
+  static U sub(U a, U b) { return a - b; }
+  static U bit_and(U a, U b) { return a & b; }
+  static U bit_or(U a, U b) { return a | b; }
+  static U bit_xor(U a, U b) { return a ^ b; }
+  T update(T v, U (*op)(U, U)) const {
+    const T old = *p_;
+    *p_ = static_cast<T>(op(static_cast<U>(old), static_cast<U>(v)));
+    return old;
+  }
+  std::atomic_ref<T> real() const { return std::atomic_ref<T>(*p_); }
+  T* p_;
+  bool plain_;
+};
 inline std::memory_order native(memory_order o) {
   switch (o) {
     case memory_order::relaxed: return std::memory_order_relaxed;

@@ -75,10 +75,8 @@ KI_DEVICE inline xyz<T> get_global_id() {
                            std::int64_t(blockIdx.z) * blockDim.z + threadIdx.z);
 #else
   const auto& it = detail::cpu::here("get_global_id");
-  const auto& g = *it.group;
-  return detail::narrow<T>(g.group_id.x * g.local_size.x + it.local_id.x,
-                           g.group_id.y * g.local_size.y + it.local_id.y,
-                           g.group_id.z * g.local_size.z + it.local_id.z);
+  const auto& base = it.group->global_base;  // group_id * local_size
+  return detail::narrow<T>(base.x + it.local_id.x, base.y + it.local_id.y, base.z + it.local_id.z);
 #endif
 }
 

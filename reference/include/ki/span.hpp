@@ -19,11 +19,15 @@
 namespace ki {
 namespace detail {
 #if !KI_GPU_PASS
-[[noreturn]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n) {
+// Out of line and cold, taking values: an access inlined into a kernel's loop is then a
+// compare and a never-taken branch, and the span itself can stay in registers (were the
+// compiler to outline the whole throwing path, it would pass the span's address and keep the
+// span in memory, which costs the simd_cpu item loop a store per span and work-item).
+[[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n) {
   throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for a ki::span of " +
                       std::to_string(n) + " elements");
 }
-[[noreturn]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n) {
+[[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n) {
   throw out_of_bounds("index (" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " +
                       std::to_string(i.z) + ") is out of bounds for a ki::span of extents (" +
                       std::to_string(n.x) + ", " + std::to_string(n.y) + ", " + std::to_string(n.z) + ")");

@@ -67,12 +67,18 @@ class executor {
 /// Shared by all work-items of a work-group.
 struct group_state {
   xyz<std::int64_t> group_id{};
+  xyz<std::int64_t> global_base{};  ///< group_id * local_size: kept by set_group_id
   xyz<std::int64_t> local_size{1, 1, 1};
   xyz<std::int64_t> num_groups{1, 1, 1};
   std::int64_t items = 1;            ///< work-items in the group (product of local_size)
   std::int64_t sub_group_width = 1;  ///< the device's sub-group width
   std::int64_t num_sub_groups = 1;
   executor* exec = nullptr;
+
+  void set_group_id(xyz<std::int64_t> g) {
+    group_id = g;
+    global_base = {g.x * local_size.x, g.y * local_size.y, g.z * local_size.z};
+  }
 };
 
 /// Where a work-item is, for the executor (CPU backends).
@@ -88,6 +94,34 @@ struct item_state {
   std::int64_t sub_group_size = 1;  ///< work-items in this item's sub-group
   const group_state* group = nullptr;
 };
+
+/// Turns `it` into the next work-item of its group in linear order (x fastest), with linear
+/// sub-groups of the group's width: what a CPU backend's item loop does between two work-items
+/// that run on one state object. Three stores in the common case (x, linear index, lane).
+inline void step_to_next_item(item_state& it) {
+  const group_state& g = *it.group;
+  ++it.local_linear;
+  if (++it.local_id.x == g.local_size.x) [[unlikely]] {
+    it.local_id.x = 0;
+    if (++it.local_id.y == g.local_size.y) it.local_id.y = 0, ++it.local_id.z;
+  }
+  if (++it.sub_group_lane == g.sub_group_width) [[unlikely]] {
+    it.sub_group_lane = 0;
+    ++it.sub_group_id;
+    const std::int64_t left = g.items - it.local_linear;
+    it.sub_group_size = left < g.sub_group_width ? left : g.sub_group_width;
+  }
+}
+
+/// Memory that only this thread can touch while it runs work-groups: the local memory of a
+/// backend that runs each work-group's work-items on one thread, switching only at
+/// synchronisation points (simd_cpu sets it; empty elsewhere). Atomics on it are performed as
+/// plain operations (ki/atomic.hpp says why that is exact).
+inline constinit thread_local std::uintptr_t private_begin = 0, private_end = 0;
+inline bool group_private(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return a - private_begin < private_end - private_begin;  // one compare; empty range: never
+}
 
 /// The work-item running on this thread, or null outside kernels.
 inline constinit thread_local item_state* current = nullptr;

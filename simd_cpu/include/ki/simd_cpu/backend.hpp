@@ -60,11 +60,15 @@ struct event {
 namespace detail {
 
 /// The unstarted work-items of the current group, run by the launch's own loop (so that the
-/// kernel call is inlined into it); the executor switches `items` to the next group.
+/// kernel call is inlined into it). They run one after the other on one state object, the
+/// cursor, which the loop steps from work-item to work-item (no per-item state to load, three
+/// stores per work-item). A work-item that reaches a synchronisation point gets a state of its
+/// own there (the executor copies the cursor, points `current` at the copy, steps the cursor
+/// and `next` on): the loop notices that `current` changed and goes on from `next`.
 struct item_loop {
-  std::int64_t next = 0;
-  std::int64_t count = 0;
-  ki::detail::cpu::item_state* const* items = nullptr;
+  std::int64_t next = 0;   ///< first unstarted work-item (up to date between runs and at sync points)
+  std::int64_t count = 0;  ///< work-items in the group
+  ki::detail::cpu::item_state* cursor = nullptr;  ///< the state of work-item `next`
 };
 
 using run_items_fn = void (*)(const void* ctx, item_loop& loop);
@@ -88,16 +92,41 @@ struct bound_kernel {
   F f;
   std::tuple<A...> args;
   static void run_items(const void* ctx, item_loop& loop) {
+    namespace cpu = ki::detail::cpu;
     const auto& self = *static_cast<const bound_kernel*>(ctx);
-    auto* const* items = loop.items;
+    cpu::item_state* const cursor = loop.cursor;
     const std::int64_t n = loop.count;
-    // Nothing per work-item but the call. Each gets its own copies of the kernel and of the
-    // arguments, as kernel parameters on a GPU (a kernel may take them by mutable reference).
-    while (loop.next < n) {
-      ki::detail::cpu::current = items[loop.next++];
-      F fc = self.f;
-      std::apply([&](A... a) { fc(a...); }, self.args);
+    const std::int64_t lx = cursor->group->local_size.x, w = cursor->group->sub_group_width;
+    std::int64_t k = loop.next;
+    while (k < n) {
+      cpu::current = cursor;
+      std::int64_t x = cursor->local_id.x, lane = cursor->sub_group_lane;
+      for (;;) {
+        // Nothing per work-item but the call and the step. Each gets its own copies of the
+        // kernel and of the arguments, as kernel parameters on a GPU (a kernel may take them
+        // by mutable reference).
+        F fc = self.f;
+        std::apply([&](A... a) { fc(a...); }, self.args);
+        if (cpu::current != cursor) [[unlikely]] break;  // it reached a sync point
+        if (++k == n) break;
+        // The step counts in registers and only stores: nothing is carried from one work-item
+        // to the next through memory (a load of the stored counter would add a store-to-load
+        // forwarding delay, ~5 cycles, to every work-item).
+        ++x;
+        ++lane;
+        if (x == lx || lane == w) [[unlikely]] {
+          cpu::step_to_next_item(*cursor);  // a new row or sub-group: the general step
+          x = cursor->local_id.x;
+          lane = cursor->sub_group_lane;
+        } else {
+          cursor->local_linear = k;
+          cursor->local_id.x = x;
+          cursor->sub_group_lane = lane;
+        }
+      }
+      if (k < n) k = loop.next;  // the executor moved on meanwhile (this fiber may be another's now)
     }
+    loop.next = n;
   }
 };
 
