@@ -53,9 +53,7 @@ class local_array {
   // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
   KI_DEVICE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
-    if (k < 0 || k >= count) [[unlikely]]
-      throw out_of_bounds("index " + std::to_string(k) + " is out of bounds for local memory of " +
-                          std::to_string(count) + " elements");
+    if (!detail::in_bounds(k, count)) [[unlikely]] detail::local_out_of_bounds(k, count);
     detail::checked::note(p_, count, sizeof(T), k, i.where);
     return p_[k];
   }
@@ -66,9 +64,7 @@ class local_array {
     constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
-      if (c[d] < 0 || c[d] >= e[d]) [[unlikely]]
-        throw out_of_bounds("index " + std::to_string(c[d]) + " in dimension " + std::to_string(d) +
-                            " is out of bounds for local memory of extent " + std::to_string(e[d]));
+      if (!detail::in_bounds(c[d], e[d])) [[unlikely]] detail::local_out_of_bounds(c[d], d, e[d]);
       lin += c[d] * stride;
       stride *= e[d];
     }
@@ -77,27 +73,23 @@ class local_array {
   }
 #else
   template <class I>
-  KI_DEVICE T& operator[](I i) const {
+  KI_DEVICE KI_ALWAYS_INLINE T& operator[](I i) const {
     const std::int64_t k = detail::to_index(i);
 #if !KI_GPU_PASS
-    if (k < 0 || k >= count) [[unlikely]]
-      throw out_of_bounds("index " + std::to_string(k) + " is out of bounds for local memory of " +
-                          std::to_string(count) + " elements");
+    if (!detail::in_bounds(k, count)) [[unlikely]] detail::local_out_of_bounds(k, count);
 #endif
     return p_[k];
   }
 
   template <class... I>
     requires(sizeof...(I) == sizeof...(Dims) && sizeof...(I) >= 2)
-  KI_DEVICE T& operator()(I... idx) const {
+  KI_DEVICE KI_ALWAYS_INLINE T& operator()(I... idx) const {
     const std::int64_t c[] = {detail::to_index(idx)...};
     constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};  // see extent()
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
 #if !KI_GPU_PASS
-      if (c[d] < 0 || c[d] >= e[d]) [[unlikely]]
-        throw out_of_bounds("index " + std::to_string(c[d]) + " in dimension " + std::to_string(d) +
-                            " is out of bounds for local memory of extent " + std::to_string(e[d]));
+      if (!detail::in_bounds(c[d], e[d])) [[unlikely]] detail::local_out_of_bounds(c[d], d, e[d]);
 #endif
       lin += c[d] * stride;
       stride *= e[d];

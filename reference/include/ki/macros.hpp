@@ -8,6 +8,13 @@
 #define KI_DEVICE
 #endif
 
+/// Forces inlining where a partly inlined function would cost more than the call (see span.hpp).
+#if defined(__GNUC__) || defined(__clang__)
+#define KI_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define KI_ALWAYS_INLINE inline
+#endif
+
 /// 1 in the compilation pass that generates GPU code (nvcc/hipcc device pass), else 0. Device
 /// functions dispatch on it: GPU intrinsics there, the CPU executor's thread-local state otherwise.
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)

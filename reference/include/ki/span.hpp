@@ -20,9 +20,7 @@ namespace ki {
 namespace detail {
 #if !KI_GPU_PASS
 // Out of line and cold, taking values: an access inlined into a kernel's loop is then a
-// compare and a never-taken branch, and the span itself can stay in registers (were the
-// compiler to outline the whole throwing path, it would pass the span's address and keep the
-// span in memory, which costs the simd_cpu item loop a store per span and work-item).
+// compare and a never-taken branch, and the span itself can stay in registers.
 [[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n) {
   throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for a ki::span of " +
                       std::to_string(n) + " elements");
@@ -32,7 +30,19 @@ namespace detail {
                       std::to_string(i.z) + ") is out of bounds for a ki::span of extents (" +
                       std::to_string(n.x) + ", " + std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
 }
+[[noreturn, gnu::noinline, gnu::cold]] inline void local_out_of_bounds(std::int64_t i, std::int64_t n) {
+  throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for local memory of " + std::to_string(n) +
+                      " elements");
+}
+[[noreturn, gnu::noinline, gnu::cold]] inline void local_out_of_bounds(std::int64_t i, std::size_t d, std::int64_t n) {
+  throw out_of_bounds("index " + std::to_string(i) + " in dimension " + std::to_string(d) +
+                      " is out of bounds for local memory of extent " + std::to_string(n));
+}
 #endif
+/// 0 <= i < n (n >= 0) in one unsigned comparison: a negative i becomes a huge one.
+KI_DEVICE constexpr bool in_bounds(std::int64_t i, std::int64_t n) {
+  return static_cast<std::uint64_t>(i) < static_cast<std::uint64_t>(n);
+}
 template <class I>
 KI_DEVICE constexpr std::int64_t to_index(I i) {
   static_assert(std::is_integral_v<I>, "ki::span: indices must be integers");
@@ -62,36 +72,39 @@ class span {
   // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
   KI_DEVICE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
-    if (k < 0 || k >= size()) [[unlikely]] detail::span_out_of_bounds(k, size());
+    if (!detail::in_bounds(k, size())) [[unlikely]] detail::span_out_of_bounds(k, size());
     detail::checked::note(data_, size(), sizeof(T), k, i.where);
     return data_[k];
   }
   template <class J, class K = int>
   KI_DEVICE T& operator()(detail::checked::located_index i, J j, K k = 0) const {
     const xyz<std::int64_t> c{i.value, detail::to_index(j), detail::to_index(k)};
-    if (c.x < 0 || c.x >= ext_.x || c.y < 0 || c.y >= ext_.y || c.z < 0 || c.z >= ext_.z) [[unlikely]]
+    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z)) [[unlikely]]
       detail::span_out_of_bounds(c, ext_);
     const std::int64_t lin = c.x + ext_.x * (c.y + ext_.y * c.z);
     detail::checked::note(data_, size(), sizeof(T), lin, i.where);
     return data_[lin];
   }
 #else
+  // Always inlined: were the compiler to inline only the check and outline the throwing path
+  // (GCC does this in large translation units), that path would take the span's address and
+  // keep the span in memory, a store per span and work-item in a CPU backend's item loop.
   /// Linear index (0-based).
   template <class I>
-  KI_DEVICE T& operator[](I i) const {
+  KI_DEVICE KI_ALWAYS_INLINE T& operator[](I i) const {
     const std::int64_t k = detail::to_index(i);
 #if !KI_GPU_PASS
-    if (k < 0 || k >= size()) [[unlikely]] detail::span_out_of_bounds(k, size());
+    if (!detail::in_bounds(k, size())) [[unlikely]] detail::span_out_of_bounds(k, size());
 #endif
     return data_[k];
   }
 
   /// Cartesian index, x fastest.
   template <class I, class J, class K = int>
-  KI_DEVICE T& operator()(I i, J j, K k = 0) const {
+  KI_DEVICE KI_ALWAYS_INLINE T& operator()(I i, J j, K k = 0) const {
     const xyz<std::int64_t> c{detail::to_index(i), detail::to_index(j), detail::to_index(k)};
 #if !KI_GPU_PASS
-    if (c.x < 0 || c.x >= ext_.x || c.y < 0 || c.y >= ext_.y || c.z < 0 || c.z >= ext_.z) [[unlikely]]
+    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z)) [[unlikely]]
       detail::span_out_of_bounds(c, ext_);
 #endif
     return data_[c.x + ext_.x * (c.y + ext_.y * c.z)];

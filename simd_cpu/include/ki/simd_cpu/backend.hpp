@@ -100,31 +100,32 @@ struct bound_kernel {
     std::int64_t k = loop.next;
     while (k < n) {
       cpu::current = cursor;
-      std::int64_t x = cursor->local_id.x, lane = cursor->sub_group_lane;
       for (;;) {
-        // Nothing per work-item but the call and the step. Each gets its own copies of the
-        // kernel and of the arguments, as kernel parameters on a GPU (a kernel may take them
-        // by mutable reference).
-        F fc = self.f;
-        std::apply([&](A... a) { fc(a...); }, self.args);
-        if (cpu::current != cursor) [[unlikely]] break;  // it reached a sync point
-        if (++k == n) break;
-        // The step counts in registers and only stores: nothing is carried from one work-item
-        // to the next through memory (a load of the stored counter would add a store-to-load
-        // forwarding delay, ~5 cycles, to every work-item).
-        ++x;
-        ++lane;
-        if (x == lx || lane == w) [[unlikely]] {
-          cpu::step_to_next_item(*cursor);  // a new row or sub-group: the general step
-          x = cursor->local_id.x;
-          lane = cursor->sub_group_lane;
-        } else {
-          cursor->local_linear = k;
-          cursor->local_id.x = x;
-          cursor->sub_group_lane = lane;
+        // A run of work-items in one row and one sub-group: only x, the linear index and the
+        // lane advance, together, so the loop counts once and only stores them (nothing is
+        // carried from one work-item to the next through memory).
+        const std::int64_t x = cursor->local_id.x, lane = cursor->sub_group_lane;
+        std::int64_t len = lx - x < w - lane ? lx - x : w - lane;
+        if (n - k < len) len = n - k;
+        for (std::int64_t j = 0;;) {
+          // Each work-item gets its own copies of the kernel and of the arguments, as kernel
+          // parameters on a GPU (a kernel may take them by mutable reference).
+          F fc = self.f;
+          std::apply([&](A... a) { fc(a...); }, self.args);
+          if (cpu::current != cursor) [[unlikely]] {  // it reached a sync point: the executor
+            k = loop.next;                              // moved on (this fiber may be another's now)
+            goto next_run;
+          }
+          if (++j == len) break;
+          cursor->local_linear = k + j;
+          cursor->local_id.x = x + j;
+          cursor->sub_group_lane = lane + j;
         }
+        k += len;
+        if (k == n) break;
+        cpu::step_to_next_item(*cursor);  // the first of the next run (a new row or sub-group)
       }
-      if (k < n) k = loop.next;  // the executor moved on meanwhile (this fiber may be another's now)
+    next_run:;
     }
     loop.next = n;
   }
