@@ -5,8 +5,9 @@
 //   BM_fiber_core_ring       its floor: a ring of 256 fibers of the executor's own fiber core
 //                            (reference/src/fiber.hpp) switching 1000 times around: ns per switch.
 //                            A barrier costs at least one such switch per work-item.
-//   BM_minimal_switch_ring   (x86-64) the same ring on a hand-written 6-register switch: what a
-//                            context switch costs on this machine without Boost.Context
+//   BM_minimal_switch_ring   (x86-64) the same ring on a bare 6-register switch outside the fiber
+//                            core (the core's own switch is the same code on x86-64): what a
+//                            context switch costs on this machine, without the core's bookkeeping
 //   BM_ki_vadd / BM_plain_vadd
 //                            c[i] = a[i] + b[i] on 2^24 floats: ki (all cores, work-group 256)
 //                            against a plain loop over the same arrays on 1 thread and on all
@@ -416,7 +417,7 @@ class summary_reporter : public summary_reporter_base {
     const auto minimal = median("BM_minimal_switch_ring", "ns_per_switch");
     if (bar) print("  barrier (256 items x 1000 barriers, threads=1): %7.2f ns per item per barrier (target <= 15)\n", *bar);
     if (ring) print("  fiber_core ring switch (256 fibers):             %7.2f ns per switch\n", *ring);
-    if (minimal) print("  hand-written minimal switch ring (no Boost):     %7.2f ns per switch\n", *minimal);
+    if (minimal) print("  bare minimal switch ring (outside the core):    %7.2f ns per switch\n", *minimal);
     if (bar && ring) print("  barrier / fiber_core switch:                     %7.2fx\n", *bar / *ring);
     if (bar && minimal) print("  barrier / minimal switch:                        %7.2fx\n", *bar / *minimal);
 
