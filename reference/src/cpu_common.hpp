@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <ki/detail/cpu.hpp>
 #include <ki/errors.hpp>
@@ -91,6 +93,21 @@ inline bool same_point(const source_location& a, const source_location& b) {
   return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
 }
 
+/// How a participant of a sub-group function differs from the first one, in the order the
+/// messages report it: call site (function and source location), width, offset/lane/mask where
+/// it matters, value type, operator, init.
+enum class call_difference : std::uint8_t { none, site, width, arg, type, op, init };
+inline call_difference first_difference(const cpu::collective& c, const cpu::collective& first) {
+  if (c.kind != first.kind || !same_point(c.where, first.where)) return call_difference::site;
+  if (c.width != first.width) return call_difference::width;
+  if (uses_offset(c.kind) && (c.arg != first.arg || c.arg_huge != first.arg_huge)) return call_difference::arg;
+  if (c.size != first.size || (c.type_name != first.type_name && std::strcmp(c.type_name, first.type_name) != 0))
+    return call_difference::type;
+  if (c.combine != first.combine) return call_difference::op;
+  if (c.init != nullptr && !c.same_init(c.init, first.init)) return call_difference::init;
+  return call_difference::none;
+}
+
 /// The positive integer in environment variable `name`, else `fallback` (unset or empty). Any
 /// other value is ignored with a warning on stderr, which starts with `prefix` ("ki::reference").
 inline std::size_t env_size(const char* prefix, const char* name, std::size_t fallback) {
@@ -126,6 +143,52 @@ class arena_cache {
  private:
   std::mutex m_;
   std::map<int, std::unique_ptr<tbb::task_arena>> arenas_;
+};
+
+/// The local memory of the work-groups one thread runs: bump allocation in chunks that never
+/// move (memory handed out stays valid until reset()), reused after reset().
+class local_arena {
+ public:
+  /// first_chunk > 0: allocate the first chunk now, with that size (simd_cpu publishes its
+  /// range as the thread's private memory, see first()).
+  explicit local_arena(std::size_t first_chunk = 0) {
+    if (first_chunk > 0) add(first_chunk);
+  }
+  void* alloc(std::size_t bytes, std::size_t align) {
+    for (;;) {
+      if (chunk_ < chunks_.size()) {
+        auto& c = chunks_[chunk_];
+        // Align the address, not the offset: chunks from new[] are only 16-byte aligned.
+        const auto base = reinterpret_cast<std::uintptr_t>(c.p.get());
+        const std::size_t off = (base + used_ + align - 1) / align * align - base;
+        if (off + bytes <= c.size) {
+          used_ = off + bytes;
+          return c.p.get() + off;
+        }
+        ++chunk_;
+        used_ = 0;
+        continue;
+      }
+      add(bytes + align > 64 * 1024 ? bytes + align : 64 * 1024);
+      chunk_ = chunks_.size() - 1;
+    }
+  }
+  void reset() { chunk_ = 0, used_ = 0; }
+  /// The first chunk's address range [begin, end) (empty before the first allocation).
+  std::pair<std::uintptr_t, std::uintptr_t> first() const {
+    if (chunks_.empty()) return {0, 0};
+    const auto b = reinterpret_cast<std::uintptr_t>(chunks_.front().p.get());
+    return {b, b + chunks_.front().size};
+  }
+
+ private:
+  struct chunk {
+    std::unique_ptr<unsigned char[]> p;
+    std::size_t size;
+  };
+  void add(std::size_t size) { chunks_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[size]), size}); }
+  std::vector<chunk> chunks_;
+  std::size_t chunk_ = 0, used_ = 0;
 };
 
 }  // namespace ki::detail::cpu_common

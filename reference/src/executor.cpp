@@ -197,7 +197,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     group_error_.reset();
     locals_.clear();
     local_bytes_ = 0;
-    arena_used_ = 0;
+    arena_.reset();
     fibers_.reset(static_cast<int>(n_) + 1);
     epoch_ = 0;
     if (sg_epochs_dirty_)
@@ -326,7 +326,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
                          "localmemory at " + to_string(where) + " needs " + std::to_string(bytes) +
                              " bytes; the work-group already uses " + std::to_string(local_bytes_) +
                              " of max_local_memory = " + std::to_string(limit)};
-    void* p = arena_alloc(bytes, align);
+    void* p = arena_.alloc(bytes, align);
     if (sched_.seed != 0) poison_.fill(p, bytes);  // exploring: the seed's poison bytes
     else poison_fill(p, bytes);
     locals_.push_back({key, p, bytes, where});
@@ -775,29 +775,6 @@ class group_runner final : public cpu::executor, public checked::recorder {
     loop_.count = n_;
   }
 
-  void* arena_alloc(std::size_t bytes, std::size_t align) {
-    // Chunks are never moved, so memory handed out stays valid until the group ends.
-    for (;;) {
-      if (arena_chunk_ < arena_.size()) {
-        auto& c = arena_[arena_chunk_];
-        // Align the address, not the offset: chunks from new[] are only 16-byte aligned.
-        const auto base = reinterpret_cast<std::uintptr_t>(c.p.get());
-        const std::size_t off = (base + arena_used_ + align - 1) / align * align - base;
-        if (off + bytes <= c.size) {
-          arena_used_ = off + bytes;
-          return c.p.get() + off;
-        }
-        ++arena_chunk_;
-        arena_used_ = 0;
-        continue;
-      }
-      const std::size_t sz = std::max<std::size_t>(bytes + align, 64 * 1024);
-      arena_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[sz]), sz});
-      arena_chunk_ = arena_.size() - 1;
-      arena_used_ = 0;
-    }
-  }
-
   fiber_core fibers_;
   const launch_desc* d_ = nullptr;
   std::uint64_t prepared_serial_ = 0;
@@ -841,11 +818,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   std::vector<local_alloc> locals_;
   std::size_t local_bytes_ = 0;
-  struct chunk {
-    std::unique_ptr<unsigned char[]> p;
-    std::size_t size;
-  };
-  std::vector<chunk> arena_;
+  cpu_common::local_arena arena_;
 
   // Checked-access mode.
   std::vector<pending_access> accesses_;  // the running segment's accesses, one per element
@@ -860,13 +833,9 @@ class group_runner final : public cpu::executor, public checked::recorder {
   i64 races_ = 0;
   std::vector<std::string> race_instances_, race_where_;
   std::optional<std::pair<source_location, xyz<i64>>> first_race_;
-  std::size_t arena_chunk_ = 0, arena_used_ = 0;
 
  public:
-  void reset_arena() {
-    arena_chunk_ = 0;
-    arena_used_ = 0;
-  }
+  void reset_arena() { arena_.reset(); }
 };
 
 group_runner& runner_for(const backend& b) {

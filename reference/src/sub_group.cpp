@@ -28,7 +28,8 @@ const char* name_of(collective_kind k) { return ki::detail::cpu_common::collecti
 namespace {
 
 using ki::detail::cpu_common::arg_text;
-using ki::detail::cpu_common::uses_offset;
+using ki::detail::cpu_common::call_difference;
+using ki::detail::cpu_common::first_difference;
 
 }  // namespace
 
@@ -55,15 +56,8 @@ std::string check_agreement(const scope& s) {
       first = c, first_lane = s.begin + i;
       continue;
     }
-    const bool same_site = c->kind == first->kind && c->where.line == first->where.line &&
-                           c->where.column == first->where.column &&
-                           (c->where.file == first->where.file || std::strcmp(c->where.file, first->where.file) == 0);
-    const bool same_arg = !uses_offset(c->kind) || (c->arg == first->arg && c->arg_huge == first->arg_huge);
-    const bool same_type = c->size == first->size &&
-                           (c->type_name == first->type_name || std::strcmp(c->type_name, first->type_name) == 0);
-    const bool same_init = c->init == nullptr || c->same_init(c->init, first->init);
-    if (same_site && c->width == first->width && same_arg && same_type && c->combine == first->combine && same_init)
-      continue;
+    const call_difference d = first_difference(*c, *first);
+    if (d == call_difference::none) continue;
 
     const i64 lane = s.begin + i;
     auto where = [](const collective* x) {
@@ -75,19 +69,19 @@ std::string check_agreement(const scope& s) {
       os << what << ": lane " << first_lane << " " << a << ", lane " << lane << " " << b;
       return os.str();
     };
-    if (!same_site)
+    if (d == call_difference::site)
       return lanes("the work-items execute different communication functions together",
                    "is at " + std::string(name_of(first->kind)) + " " + where(first),
                    "at " + std::string(name_of(c->kind)) + " " + where(c));
     const std::string at = std::string(name_of(c->kind)) + " at " + where(c);
-    if (c->width != first->width)
+    if (d == call_difference::width)
       return lanes(at + ": width differs", "passes " + std::to_string(first->width), "passes " + std::to_string(c->width));
-    if (!same_arg)
+    if (d == call_difference::arg)
       return lanes(at + (c->kind == collective_kind::shfl_xor ? ": mask differs" : ": offset differs"),
                    "passes " + arg_text(*first), "passes " + arg_text(*c));
-    if (!same_type)
+    if (d == call_difference::type)
       return lanes(at + ": value types differ", std::string("passes ") + first->type_name, std::string("passes ") + c->type_name);
-    if (c->combine != first->combine) return lanes(at + ": operator differs", "", "");
+    if (d == call_difference::op) return lanes(at + ": operator differs", "", "");
     return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "", "");
   }
   return "";

@@ -44,6 +44,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <ki/detail/cpu.hpp>
@@ -93,12 +94,7 @@ struct item : cpu::item_state {
 
 class group_runner final : public cpu::executor {
  public:
-  explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {
-    // The first arena chunk is the memory whose atomics may be plain (cpu::group_private): it
-    // holds the local memory of every group this thread runs until a launch's call sites need
-    // more (later chunks keep real atomics, which is always correct).
-    arena_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[first_chunk]), first_chunk});
-  }
+  explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {}
   std::size_t stack_size() const { return fibers_.stack_size(); }
 
   struct failure {
@@ -119,8 +115,7 @@ class group_runner final : public cpu::executor {
     start_group(first);
     fibers_.reset(static_cast<int>(n_) + 1);
     // While this thread runs the chunk's groups, only it touches their local memory.
-    cpu::private_begin = reinterpret_cast<std::uintptr_t>(arena_.front().p.get());
-    cpu::private_end = cpu::private_begin + arena_.front().size;
+    std::tie(cpu::private_begin, cpu::private_end) = arena_.first();
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
     cpu::private_begin = cpu::private_end = 0;
     const item* faulting = cpu::current != nullptr ? static_cast<const item*>(cpu::current) : &items_.front();
@@ -221,7 +216,7 @@ class group_runner final : public cpu::executor {
         if (l.epoch != group_epoch_) charge(l, where);
         return l.p;
       }
-    locals_.push_back({key, arena_alloc(bytes, align), bytes, 0});
+    locals_.push_back({key, arena_.alloc(bytes, align), bytes, 0});
     charge(locals_.back(), where);
     return locals_.back().p;
   }
@@ -481,30 +476,7 @@ class group_runner final : public cpu::executor {
     ready_.reserve(static_cast<std::size_t>(n_));
     suspended_ = 0;
     locals_.clear();
-    arena_chunk_ = 0;
-    arena_used_ = 0;
-  }
-
-  void* arena_alloc(std::size_t bytes, std::size_t align) {
-    // Chunks never move: memory handed out stays valid for the launch.
-    for (;;) {
-      if (arena_chunk_ < arena_.size()) {
-        auto& c = arena_[arena_chunk_];
-        const auto base = reinterpret_cast<std::uintptr_t>(c.p.get());
-        const std::size_t off = (base + arena_used_ + align - 1) / align * align - base;
-        if (off + bytes <= c.size) {
-          arena_used_ = off + bytes;
-          return c.p.get() + off;
-        }
-        ++arena_chunk_;
-        arena_used_ = 0;
-        continue;
-      }
-      const std::size_t sz = std::max<std::size_t>(bytes + align, 64 * 1024);
-      arena_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[sz]), sz});
-      arena_chunk_ = arena_.size() - 1;
-      arena_used_ = 0;
-    }
+    arena_.reset();
   }
 
   fiber_core fibers_;
@@ -538,13 +510,10 @@ class group_runner final : public cpu::executor {
   std::vector<local_alloc> locals_;
   std::uint64_t group_epoch_ = 0;
   std::size_t group_local_bytes_ = 0;
-  struct chunk {
-    std::unique_ptr<unsigned char[]> p;
-    std::size_t size;
-  };
-  static constexpr std::size_t first_chunk = 1 << 20;
-  std::vector<chunk> arena_;
-  std::size_t arena_chunk_ = 0, arena_used_ = 0;
+  // The first chunk is the memory whose atomics may be plain (cpu::group_private): it holds the
+  // local memory of every group this thread runs until a launch's call sites need more (later
+  // chunks keep real atomics, which is always correct).
+  cpu_common::local_arena arena_{1 << 20};
 };
 
 group_runner& runner_for(const backend& b) {

@@ -38,6 +38,8 @@ const char* name_of(collective_kind k) { return ki::detail::cpu_common::collecti
 namespace {
 
 using ki::detail::cpu_common::arg_text;
+using ki::detail::cpu_common::call_difference;
+using ki::detail::cpu_common::first_difference;
 using ki::detail::cpu_common::uses_offset;
 
 using ki::detail::cpu_common::segment_width;
@@ -255,23 +257,16 @@ std::string check_agreement(const scope& s) {
       first = c, first_lane = s.begin + i;
       continue;
     }
-    const bool same_site = c->kind == first->kind && c->where.line == first->where.line &&
-                           c->where.column == first->where.column &&
-                           (c->where.file == first->where.file || std::strcmp(c->where.file, first->where.file) == 0);
-    const bool same_arg = !uses_offset(c->kind) || (c->arg == first->arg && c->arg_huge == first->arg_huge);
-    const bool same_type = c->size == first->size &&
-                           (c->type_name == first->type_name || std::strcmp(c->type_name, first->type_name) == 0);
-    const bool same_init = c->init == nullptr || c->same_init(c->init, first->init);
-    if (same_site && c->width == first->width && same_arg && same_type && c->combine == first->combine && same_init)
-      continue;
+    const call_difference d = first_difference(*c, *first);
+    if (d == call_difference::none) continue;
     std::ostringstream os;
     os << name_of(first->kind) << " at line " << first->where.line << " (lane " << first_lane << ") and "
        << name_of(c->kind) << " at line " << c->where.line << " (lane " << s.begin + i << ") ";
-    if (!same_site) os << "are different communication functions executed together";
-    else if (c->width != first->width) os << "pass different widths (" << first->width << ", " << c->width << ")";
-    else if (!same_arg) os << "pass different offsets or masks (" << arg_text(*first) << ", " << arg_text(*c) << ")";
-    else if (!same_type) os << "pass different value types (" << first->type_name << ", " << c->type_name << ")";
-    else if (c->combine != first->combine) os << "pass different operators";
+    if (d == call_difference::site) os << "are different communication functions executed together";
+    else if (d == call_difference::width) os << "pass different widths (" << first->width << ", " << c->width << ")";
+    else if (d == call_difference::arg) os << "pass different offsets or masks (" << arg_text(*first) << ", " << arg_text(*c) << ")";
+    else if (d == call_difference::type) os << "pass different value types (" << first->type_name << ", " << c->type_name << ")";
+    else if (d == call_difference::op) os << "pass different operators";
     else os << "pass different init values (it must be the same for the work-items of a segment)";
     return os.str();
   }
