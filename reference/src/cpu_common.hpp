@@ -145,6 +145,15 @@ class arena_cache {
   std::map<int, std::unique_ptr<tbb::task_arena>> arenas_;
 };
 
+/// This thread's group runner of type R (each backend has its own), made again when the stack
+/// size asked for is larger than its own or less than half of it.
+template <class R>
+R& thread_runner(std::size_t stack_size) {
+  thread_local std::unique_ptr<R> r;
+  if (!r || r->stack_size() < stack_size || r->stack_size() > 2 * stack_size) r = std::make_unique<R>(stack_size);
+  return *r;
+}
+
 /// The local memory of the work-groups one thread runs: bump allocation in chunks that never
 /// move (memory handed out stays valid until reset()), reused after reset().
 class local_arena {

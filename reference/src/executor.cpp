@@ -838,12 +838,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
   void reset_arena() { arena_.reset(); }
 };
 
-group_runner& runner_for(const backend& b) {
-  thread_local std::unique_ptr<group_runner> r;
-  const std::size_t s = resolve_stack_size(b);
-  if (!r || r->stack_size() < s || r->stack_size() > 2 * s) r = std::make_unique<group_runner>(s);
-  return *r;
-}
+group_runner& runner_for(const backend& b) { return cpu_common::thread_runner<group_runner>(resolve_stack_size(b)); }
 
 std::atomic<std::uint64_t> launch_counter{0};
 

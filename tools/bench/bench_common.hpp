@@ -43,6 +43,30 @@ void timed_loop(benchmark::State& state, const char* counter, double units, F bo
   state.counters[counter] = ns / (static_cast<double>(state.iterations()) * units);
 }
 
+/// Vector add, one element per work-item (the barrier-free benchmarks).
+struct vadd {
+  KI_DEVICE void operator()(ki::span<float> c, ki::span<const float> a, ki::span<const float> b) const {
+    const auto i = ki::get_global_id().x;
+    if (i < c.size()) c[i] = a[i] + b[i];
+  }
+};
+
+/// partial_sums! of the Metal document, 0-based; launched with 256 work-items per group.
+struct partial_sums {
+  KI_DEVICE void operator()(ki::span<float> out, ki::span<const float> x) const {
+    const auto tid = ki::get_local_id().x;
+    const auto i = ki::get_global_id().x;
+    auto shared = ki::localmemory<float, 256>([] {});
+    shared[tid] = i < x.size() ? x[i] : 0.0f;
+    ki::barrier();
+    for (auto step = ki::get_local_size().x / 2; step > 0; step /= 2) {
+      if (tid < step) shared[tid] += shared[tid + step];
+      ki::barrier();
+    }
+    if (tid == 0) out[ki::get_group_id().x] = shared[0];
+  }
+};
+
 /// BM_ki_barrier's kernel: `iters` work-group barriers; out[global id] = the number passed.
 struct barrier_loop {
   KI_DEVICE void operator()(ki::span<int> out, int iters) const {

@@ -91,28 +91,6 @@ void split(int threads, i64 n, F f) {
 
 // --- kernels -------------------------------------------------------------------------------
 
-struct vadd {
-  KI_DEVICE void operator()(ki::span<float> c, ki::span<const float> a, ki::span<const float> b) const {
-    const auto i = ki::get_global_id().x;
-    if (i < c.size()) c[i] = a[i] + b[i];
-  }
-};
-
-struct partial_sums {
-  KI_DEVICE void operator()(ki::span<float> out, ki::span<const float> x) const {
-    const auto tid = ki::get_local_id().x;
-    const auto i = ki::get_global_id().x;
-    auto shared = ki::localmemory<float, 256>([] {});
-    shared[tid] = i < x.size() ? x[i] : 0.0f;
-    ki::barrier();
-    for (auto step = ki::get_local_size().x / 2; step > 0; step /= 2) {
-      if (tid < step) shared[tid] += shared[tid + step];
-      ki::barrier();
-    }
-    if (tid == 0) out[ki::get_group_id().x] = shared[0];
-  }
-};
-
 struct sg_reduce {
   KI_DEVICE void operator()(ki::span<std::int64_t> total, ki::span<const int> x) const {
     const auto i = ki::get_global_id().x;
