@@ -112,13 +112,21 @@ int resolve_threads(const backend& b) {
   return b.threads > 0 ? b.threads : from_env;
 }
 
-using status = cpu::item_status;
+/// Where a started work-item is (kept apart from its record, in group_runner::status_).
+enum class status : std::uint8_t { running, waiting, in_collective };
 
-struct item : cpu::item_state {
+constexpr const char* barrier_what = "barrier";
+
+/// On a cache-line boundary, so that a barrier touches one line of it (cpu::item_state's first).
+struct alignas(64) item : cpu::item_state {
   i64 sg_epoch = 0;                   // sub_group_barriers passed (checked-access mode)
-  source_location at{};               // the sync point it waits at (or passed last)
-  const char* at_what = "barrier";    // what is there: "barrier" or a sub-group function
-  cpu::collective* coll = nullptr;    // while in_collective: its record (on its own stack)
+  // A sync point the group does not know by itself (group_runner::sync_point says which that
+  // is): a communication function it waits in or passed, or a barrier other than the one the
+  // others wait at. Valid while at_epoch is the runner's epoch_ (nothing is reset per group).
+  std::uint64_t at_epoch = 0;
+  source_location at{};
+  const char* at_what = barrier_what;  // barrier_what or a communication function's name
+  cpu::collective* coll = nullptr;     // while in_collective: its record (on its own stack)
 };
 
 /// One warning site of a launch: its kind, where, the message (without the count), how often.
@@ -180,11 +188,9 @@ class group_runner final : public cpu::executor, public checked::recorder {
     }
     // Statuses are only meaningful for started items (index < loop_.next), and a group that
     // finished normally leaves none waiting; only a failed one needs them reset.
-    if (dirty_statuses_)
-      for (item& it : items_) it.status = status::unstarted;
+    if (dirty_statuses_) std::fill(status_.begin(), status_.end(), status::running);
     dirty_statuses_ = false;
     loop_.next = 0;
-    waiting_.clear();
     ready_.clear();
     ready_pos_ = 0;
     arrived_ = 0;
@@ -199,7 +205,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     local_bytes_ = 0;
     arena_.reset();
     fibers_.reset(static_cast<int>(n_) + 1);
-    epoch_ = 0;
+    group_epoch_ = ++epoch_;  // stamps of earlier groups are stale from here on
     if (sg_epochs_dirty_)
       for (item& it : items_) it.sg_epoch = 0;
     sg_epochs_dirty_ = false;
@@ -212,11 +218,13 @@ class group_runner final : public cpu::executor, public checked::recorder {
     if (!group_globals_.empty()) group_globals_.clear();
     clear_pending();
     checked::active = this;
+    cpu::current_exec = this;  // (current is set per work-item)
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
     checked::active = nullptr;
-    dirty_statuses_ = true;  // cleared below when the group finished normally
+    cpu::current_exec = nullptr;
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
+    dirty_statuses_ = true;  // cleared below when the group finished normally
     cpu::current = nullptr;
     if (fault.happened) {
       const item* it = faulting;
@@ -240,7 +248,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
       clear_pending();
       return group_failure{std::move(*group_error_)};
     }
-    dirty_statuses_ = false;
+    dirty_statuses_ = false;  // every work-item exited: all running
     flush_accesses();  // the last work-item's accesses
     if (first_race_) {
       std::string msg = "ki::reference: kernel '" + std::string(d_->kernel_name) + "': work-group " +
@@ -272,24 +280,35 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   // --- cpu::executor: called from inside work-items ---
 
+  // The barrier is the oracle's hot path (tools/bench: BM_ki_barrier): it writes one line of
+  // the item record, one entry of waiting_, and ends in a tail call to the switch, so that a
+  // suspended work-item's stack holds nothing of the barrier but the switch's saved registers.
   void barrier(const source_location& where) override {
     item& it = current();
-    it.status = status::waiting;
+    const std::size_t self = slot_of(it);
+    status_[self] = status::waiting;
 #if KI_REFERENCE_NO_ALWAYS_ON_CHECKS
     // Measurement only (docs/debugging.md, "What the checks cost"): the barrier without the
     // checks that are always on. Divergence is then neither detected nor reported.
     (void)where;
-    waiting_.push_back(static_cast<int>(it.local_linear));
-    ++arrived_;
+    waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
 #else
     if (!accesses_.empty()) [[unlikely]] flush_accesses();
-    it.at = where;
-    it.at_what = "barrier";
-    waiting_.push_back(static_cast<int>(it.local_linear));
+    waiting_[static_cast<std::size_t>(arrived_)] = static_cast<int>(self);
     if (arrived_++ == 0) round_point_ = where;
-    else if (!same_point(where, round_point_)) mismatch_ = true;
+    else if (where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
+        [[unlikely]] other_barrier(it, where);
 #endif
-    suspend(it);
+    suspend(static_cast<int>(self));
+  }
+
+  /// A barrier arrival whose source location may differ from the first arrival's.
+  [[gnu::noinline]] void other_barrier(item& it, const source_location& where) {
+    if (same_point(where, round_point_)) return;  // the same line, named by another copy of the file name
+    mismatch_ = true;
+    it.at = where;
+    it.at_what = barrier_what;
+    it.at_epoch = epoch_;
   }
 
   void collective(cpu::collective& c) override {
@@ -298,6 +317,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     const i64 W = gs_.sub_group_width;
     it.at = c.where;  // errors about this call name its line
     it.at_what = name_of(c.kind);
+    it.at_epoch = epoch_;
     if (std::string bad = check_arguments(c, W); !bad.empty())
       throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
     // The scope: the caller's segment where segments may diverge, else the whole sub-group.
@@ -305,16 +325,16 @@ class group_runner final : public cpu::executor, public checked::recorder {
     const bool segment = c.width > 0 && d_->b->device.partitionable_subgroups;
     const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
     const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
-    it.status = status::in_collective;
+    status_[slot_of(it)] = status::in_collective;
     it.coll = &c;
     ++in_collective_;
     auto& scopes = pending_[static_cast<std::size_t>(sg)];
     auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
     if (p == scopes.end()) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
-    if (++p->arrived < present) return suspend(it);
+    if (++p->arrived < present) return suspend(static_cast<int>(slot_of(it)));
     scopes.erase(p);
     resolve(sg, begin, lanes);  // the last to arrive performs it and runs on
-    it.status = status::running;
+    status_[slot_of(it)] = status::running;
   }
 
   void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
@@ -580,15 +600,14 @@ class group_runner final : public cpu::executor, public checked::recorder {
 #endif
       // All live work-items wait at the same barrier: release them in schedule order (the
       // order they arrived in, which is the forward order).
-      ready_.swap(waiting_);
-      waiting_.clear();
+      ready_.assign(waiting_.begin(), waiting_.begin() + arrived_);
       arrived_ = 0;
       ready_pos_ = 1;
-#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
-      ++epoch_;  // checked-access mode: accesses before and after the barrier are ordered
-#endif
+      last_barrier_ = round_point_;
+      ++epoch_;  // also orders accesses before and after the barrier (checked-access mode)
       if (sched_.items == order::random)  // exploring: any order is legal after a barrier
         for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
+      enter(ready_[0]);
       fibers_.switch_to(main, ready_[0]);
     }
   }
@@ -617,9 +636,27 @@ class group_runner final : public cpu::executor, public checked::recorder {
   /// The work-item running on this thread.
   static item& current() { return *static_cast<item*>(cpu::current); }
 
-  void resumed(item& it) {
-    it.status = status::running;
-    cpu::current = &it;
+  /// The work-item's slot (its linear local id), without reading its record.
+  std::size_t slot_of(const item& it) const { return static_cast<std::size_t>(&it - items_.data()); }
+
+  /// Marks work-item k running and current. Whoever resumes a work-item does this before the
+  /// switch, so that a suspended item has nothing left to do when it resumes (its barrier or
+  /// communication function just returns).
+  void enter(int k) {
+    status_[static_cast<std::size_t>(k)] = status::running;
+    cpu::current = &items_[static_cast<std::size_t>(k)];
+  }
+
+  /// What errors name for work-item `it`: where it waits (waiting or in_collective), else the
+  /// last sync point it passed (what = nullptr: none yet in this group).
+  std::pair<source_location, const char*> sync_point(const item& it) const {
+    const bool own = it.at_epoch == epoch_;  // recorded since the group's last barrier released
+    const status st = status_[slot_of(it)];
+    if (st == status::waiting)
+      return own && it.at_what == barrier_what ? std::pair{it.at, barrier_what} : std::pair{round_point_, barrier_what};
+    if (own) return {it.at, it.at_what};
+    if (epoch_ != group_epoch_) return {last_barrier_, barrier_what};  // it passed the last one released
+    return {source_location{}, nullptr};
   }
 
   int fail(item& it, kernel_error::kind k, std::string msg) {
@@ -631,7 +668,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   int fail_group(kernel_error::kind k, const std::string& msg) {
     const item& first = current();
-    group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(first.at),
+    group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(sync_point(first).first),
                                 "ki::reference: kernel '" + std::string(d_->kernel_name) + "': work-group " +
                                     to_string(gs_.group_id) + ": " + msg);
     return static_cast<int>(n_);
@@ -656,17 +693,27 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   /// The next context to run when the current one stops: a released item, else the driver.
   int next_to_resume() {
-    if (ready_pos_ < ready_.size()) return ready_[ready_pos_++];
-    return static_cast<int>(n_);
+    if (ready_pos_ == ready_.size()) return static_cast<int>(n_);
+    const int k = ready_[ready_pos_++];
+    enter(k);
+    return k;
   }
 
   /// Suspends the running work-item (at a barrier) and runs whoever is next.
-  void suspend(item& it) {
-    const int self = static_cast<int>(it.local_linear);
-    if (ready_pos_ < ready_.size()) fibers_.switch_to(self, ready_[ready_pos_++]);
-    else if (loop_.next < n_) fibers_.spawn(self, &group_runner::runner_entry, this);
-    else fibers_.switch_to(self, static_cast<int>(n_));
-    resumed(it);
+  /// Nothing follows the switch (see enter), so that the compiler makes it a tail call.
+  void suspend(int self) {
+    if (ready_pos_ < ready_.size()) [[likely]] {
+      const int k = ready_[ready_pos_++];
+      if (ready_pos_ < ready_.size()) {  // the one after k: its stack and record, while k runs
+        const int after = ready_[ready_pos_];
+        fibers_.prefetch(after);
+        __builtin_prefetch(&items_[static_cast<std::size_t>(after)]);
+      }
+      enter(k);
+      return fibers_.switch_to(self, k);
+    }
+    if (loop_.next < n_) return fibers_.spawn(self, &group_runner::runner_entry, this);
+    fibers_.switch_to(self, static_cast<int>(n_));
   }
 
   std::optional<kernel_error> divergence_error() const {
@@ -681,13 +728,15 @@ class group_runner final : public cpu::executor, public checked::recorder {
     std::vector<i64> exited;
     for (const item& it : items_) {
       if (position_[static_cast<std::size_t>(it.local_linear)] >= loop_.next) continue;  // never started (cannot happen here)
-      if (it.status != status::waiting && it.status != status::in_collective) {  // started, not waiting: exited
+      const status st = status_[slot_of(it)];
+      if (st == status::running) {  // started, not waiting: exited
         exited.push_back(it.local_linear);
         continue;
       }
-      const char* what = it.status == status::in_collective ? name_of(it.coll->kind) : "barrier";
-      auto g = std::find_if(at.begin(), at.end(), [&](const waiting& w) { return same_point(w.where, it.at) && w.what == what; });
-      if (g == at.end()) g = at.insert(at.end(), waiting{it.at, what, {}, {}, {}});
+      const char* what = st == status::in_collective ? name_of(it.coll->kind) : barrier_what;
+      const source_location where = sync_point(it).first;
+      auto g = std::find_if(at.begin(), at.end(), [&](const waiting& w) { return same_point(w.where, where) && w.what == what; });
+      if (g == at.end()) g = at.insert(at.end(), waiting{where, what, {}, {}, {}});
       g->items.push_back(it.local_linear);
       if (std::find(g->sub_groups.begin(), g->sub_groups.end(), it.sub_group_id) == g->sub_groups.end())
         g->sub_groups.push_back(it.sub_group_id);
@@ -708,7 +757,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
           "sub-groups) the same communication function)";
     const item& first = items_[static_cast<std::size_t>(at.front().items.front())];
     return kernel_error(at.size() > 1 ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish,
-                        gs_.group_id, first.local_id, to_string(first.at), os.str());
+                        gs_.group_id, first.local_id, to_string(sync_point(first).first), os.str());
   }
 
   kernel_error item_error(kernel_error::kind k, const item& it, const std::string& what) const {
@@ -716,10 +765,10 @@ class group_runner final : public cpu::executor, public checked::recorder {
     os << "ki::reference: kernel '" << d_->kernel_name << "': work-item " << to_string(it.local_id)
        << " (linear " << it.local_linear << ") of work-group " << to_string(gs_.group_id) << " " << what;
     std::string where;
-    if (it.at.line != 0) {
-      where = to_string(it.at);
+    if (const auto [at, at_what] = sync_point(it); at_what != nullptr) {
+      where = to_string(at);
       // A bad call is named "(at ...)" by `what`; other errors happened after this sync point.
-      if (k != kernel_error::kind::invalid_collective) os << " (after " << it.at_what << " " << where << ")";
+      if (k != kernel_error::kind::invalid_collective) os << " (after " << at_what << " " << where << ")";
     }
     return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
   }
@@ -735,7 +784,6 @@ class group_runner final : public cpu::executor, public checked::recorder {
     gs_.num_groups = {d.groups[0], d.groups[1], d.groups[2]};
     gs_.items = n_;
     gs_.sub_group_width = d.b->device.sub_group_width;
-    gs_.exec = this;
     sched_ = d.b->schedule;
     same_value_race_ = d.b->same_value_writes == same_value_writes::race;
     profile p = d.b->device;
@@ -751,6 +799,8 @@ class group_runner final : public cpu::executor, public checked::recorder {
     pending_.assign(static_cast<std::size_t>(layout_.count), {});
     poison_ = {p.poison_seed, 0};
     items_.assign(static_cast<std::size_t>(n_), item{});
+    waiting_.assign(static_cast<std::size_t>(n_), 0);
+    status_.assign(static_cast<std::size_t>(n_), status::running);
     i64 k = 0;
     for (i64 z = 0; z < lz; ++z)
       for (i64 y = 0; y < ly; ++y)
@@ -783,13 +833,14 @@ class group_runner final : public cpu::executor, public checked::recorder {
   i64 n_ = 0;
 
   item_loop loop_;                 // unstarted work-items, run by the launch's loop
-  bool dirty_statuses_ = false;    // a failed group may leave items marked waiting
   std::vector<cpu::item_state*> item_ptrs_;  // the start order
   std::vector<i64> position_;              // per work-item: its place in the start order
   ki::reference::schedule sched_;
   std::uint64_t rng_ = 0;                  // random order: this group's stream
   i64 group_linear_ = 0;
-  std::vector<int> waiting_;       // items waiting at the barrier, in arrival order
+  std::vector<status> status_;     // per started work-item (a failed group leaves some waiting)
+  bool dirty_statuses_ = false;
+  std::vector<int> waiting_;       // n_ entries: the first arrived_ wait at the barrier, in arrival order
   std::vector<int> ready_;  // released items, in the order they run
   std::size_t ready_pos_ = 0;
   i64 arrived_ = 0;
@@ -808,7 +859,8 @@ class group_runner final : public cpu::executor, public checked::recorder {
   scope scope_;
   poison_source poison_;
   std::map<std::string, warning_entry> unspecified_;
-  source_location round_point_{};
+  source_location round_point_{};   // where the first arrival of this round waits
+  source_location last_barrier_{};  // the barrier released last (valid while epoch_ != group_epoch_)
   bool mismatch_ = false;
 
   i64 failed_item_ = -1;
@@ -827,7 +879,8 @@ class group_runner final : public cpu::executor, public checked::recorder {
   const item* access_owner_ = nullptr;
   std::unordered_map<const void*, shadow> shadow_;
   std::unordered_map<const void*, global_access> group_globals_;
-  std::uint64_t epoch_ = 0;
+  // Barrier rounds of this runner, never reset: +1 at each group's start and at each release.
+  std::uint64_t epoch_ = 0, group_epoch_ = 0;
   bool sg_epochs_dirty_ = false;
   bool same_value_race_ = true;
   i64 races_ = 0;

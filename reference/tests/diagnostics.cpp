@@ -6,6 +6,7 @@
 // barrier or localmemory call in a `static constexpr unsigned line...` a fixed number of lines
 // above it (the distance is stated next to each).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -69,6 +70,25 @@ struct throw_at {
     const auto g = ki::get_group_id(), l = ki::get_local_id();
     out[ki::get_global_id().x] = 1;
     if (g == group && l == local) throw std::runtime_error("boom from the kernel");
+  }
+};
+
+/// Group 0 passes a barrier and a sub-group reduction (in the order `reduce_last` says), the other
+/// groups neither; work-item 1 of group `bad_group` then throws.
+struct sync_then_throw {
+  static constexpr unsigned barrier_line = __LINE__ + 7;  // the barrier below
+  static constexpr unsigned reduce_line = __LINE__ + 7;   // the sub_group_reduce below
+  bool reduce_last;
+  i64 bad_group;
+  void operator()(ki::span<i64> out) const {
+    const i64 g = ki::get_group_id().x, l = ki::get_local_id().x;
+    if (g == 0) {
+      const auto bar = [] { ki::barrier(); };
+      const auto red = [&] { out[l] = ki::sub_group_reduce(std::plus<>{}, l); };
+      if (reduce_last) bar(), red();
+      else red(), bar();
+    }
+    if (g == bad_group && l == 1) throw std::runtime_error("boom after the sync points");
   }
 };
 
@@ -221,6 +241,29 @@ TEST_CASE("an exception after a barrier names the barrier it passed", "[diagnost
   CHECK(this_file.at_line(e->where(), throw_at::line));
   CHECK(this_file.names(e->what(), "after barrier ", throw_at::line));
   check_usable(b);
+}
+
+TEST_CASE("an error names the last sync point its work-item passed in its own work-group", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda, .threads = 1};  // the groups run one after another on one thread
+  for (const bool reduce_last : {true, false}) {
+    INFO("group 0 passes " << (reduce_last ? "the barrier, then the reduction" : "the reduction, then the barrier"));
+    auto out = ki::zeros<i64>(b, 2 * 8);
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, sync_then_throw{reduce_last, 0}, out);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->local() == xyz{1, 0, 0});
+    const unsigned last = reduce_last ? sync_then_throw::reduce_line : sync_then_throw::barrier_line;
+    CHECK(this_file.at_line(e->where(), last));
+    CHECK(this_file.names(e->what(), reduce_last ? "(after sub_group_reduce " : "(after barrier ", last));
+  }
+  // Group 1 passes no sync point, after group 0 passed both on the same thread: nothing is named.
+  auto out = ki::zeros<i64>(b, 2 * 8);
+  ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, sync_then_throw{false, 1}, out);
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->group() == xyz{1, 0, 0});
+  CHECK(e->where().empty());
+  CHECK_THAT(std::string(e->what()), !ContainsSubstring("(after"));
 }
 
 TEST_CASE("an exception that is not a std::exception is reported too", "[diagnostics]") {

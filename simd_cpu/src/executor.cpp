@@ -83,13 +83,24 @@ int resolve_threads(const backend& b) {
   return b.threads > 0 ? b.threads : from_env;
 }
 
-struct item : cpu::item_state {
-  source_location at{};             // the sync point it waits at (or passed last)
-  bool at_barrier = true;           // at (or after) a barrier, else the sub-group function `kind`
+/// On a cache-line boundary: the index queries read only its first line (cpu::item_state), and
+/// a barrier does not touch it at all.
+struct alignas(64) item : cpu::item_state {
+  // A sync point the group does not know by itself (group_runner::sync_point says which that
+  // is): a sub-group function it waits in or passed, or a barrier other than the one the
+  // others wait at. Valid while at_round is the runner's round_ (nothing is reset per group).
+  std::uint64_t at_round = 0;
+  source_location at{};
+  bool at_barrier = true;           // a barrier, else the sub-group function `kind`
   cpu::collective_kind kind{};
-  const char* what() const { return at_barrier ? "barrier" : name_of(kind); }
   cpu::collective* coll = nullptr;  // while in a sub-group function: its record
-  bool waiting = false;             // at a barrier or in a sub-group function
+};
+
+/// Where an error says a work-item is: the sync point, and "barrier" or a function's name
+/// (nullptr: it has passed none in this group).
+struct sync_point_t {
+  source_location where;
+  const char* what;
 };
 
 class group_runner final : public cpu::executor {
@@ -116,7 +127,9 @@ class group_runner final : public cpu::executor {
     fibers_.reset(static_cast<int>(n_) + 1);
     // While this thread runs the chunk's groups, only it touches their local memory.
     std::tie(cpu::private_begin, cpu::private_end) = arena_.first();
+    cpu::current_exec = this;  // (current is set per work-item)
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    cpu::current_exec = nullptr;
     cpu::private_begin = cpu::private_end = 0;
     const item* faulting = cpu::current != nullptr ? static_cast<const item*>(cpu::current) : &items_.front();
     cpu::current = nullptr;
@@ -143,26 +156,36 @@ class group_runner final : public cpu::executor {
 
   // --- cpu::executor: called from inside work-items ---
 
+  // The hot path of barrier kernels: nothing of the work-item's record is written, and the
+  // switch is a tail call (see enter), as on the reference backend.
   void barrier(const source_location& where) override {
-    item& it = own_state();
-    it.at = where;
-    it.at_barrier = true;
+    const int self = static_cast<int>(slot_of(own_state()));
     if (arrived_ == 0) round_point_ = where;
-    else if (!same_point(where, round_point_)) mismatch_ = true;
-    ++arrived_;
+    else if (where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
+        [[unlikely]] other_barrier(self, where);
     // The last of the group to arrive (every item started, none exited, all here) releases the
     // others and runs on: no switch for it, no visit to the driver.
-    if (arrived_ == n_ && !mismatch_) {
-      ready_.assign(waiting_.begin(), waiting_.end());
+    if (++arrived_ == n_ && !mismatch_) {
+      ready_.assign(waiting_.begin(), waiting_.begin() + (n_ - 1));
       ready_pos_ = 0;
-      waiting_.clear();
       arrived_ = 0;
+      last_barrier_ = round_point_;
+      ++round_;
       return;
     }
-    waiting_.push_back(static_cast<int>(it.local_linear));
-    it.waiting = true;
-    suspend(it);
-    it.waiting = false;
+    waiting_[static_cast<std::size_t>(arrived_ - 1)] = self;
+    waits_[static_cast<std::size_t>(self)] = 1;
+    suspend(self);
+  }
+
+  /// A barrier arrival whose source location may differ from the first arrival's.
+  [[gnu::noinline]] void other_barrier(int self, const source_location& where) {
+    if (same_point(where, round_point_)) return;  // the same line, named by another copy of the file name
+    item& it = items_[static_cast<std::size_t>(self)];
+    mismatch_ = true;
+    it.at = where;
+    it.at_barrier = true;
+    it.at_round = round_;
   }
 
   void collective(cpu::collective& c) override {
@@ -171,6 +194,7 @@ class group_runner final : public cpu::executor {
     it.at = c.where;
     it.at_barrier = false;
     it.kind = c.kind;
+    it.at_round = round_;
     if (c.width_given || c.kind == cpu::collective_kind::shfl_xor || c.kind == cpu::collective_kind::shfl_down ||
         c.kind == cpu::collective_kind::shfl_up)
       if (std::string bad = check_arguments(c, W); !bad.empty())
@@ -198,10 +222,9 @@ class group_runner final : public cpu::executor {
       }
       if (!last) {
         ++in_collective_;
-        it.waiting = true;
-        suspend(it);
-        it.waiting = false;
-        return;
+        const int self = static_cast<int>(slot_of(it));
+        waits_[static_cast<std::size_t>(self)] = 1;
+        return suspend(self);
       }
     }
     resolve(sg, begin, lanes);  // the last to arrive performs it for all and runs on
@@ -279,10 +302,12 @@ class group_runner final : public cpu::executor {
         }
         // Not reached in practice (the last arrival releases a barrier itself); kept so that
         // the driver alone is enough to finish a group whose items all wait at one barrier.
-        ready_.assign(waiting_.begin(), waiting_.end());
+        ready_.assign(waiting_.begin(), waiting_.begin() + arrived_);
         ready_pos_ = 1;
-        waiting_.clear();
         arrived_ = 0;
+        last_barrier_ = round_point_;
+        ++round_;
+        enter(ready_[0]);
         fibers_.switch_to(main, ready_[0]);
       }
       if (!next_group()) return;
@@ -328,8 +353,6 @@ class group_runner final : public cpu::executor {
     const i64 k = c.local_linear;
     item& it = items_[static_cast<std::size_t>(k)];
     static_cast<cpu::item_state&>(it) = c;
-    it.at = {};  // it has passed no synchronisation point yet (and may hold a former group's)
-    it.waiting = false;
     it.coll = nullptr;
     if (k + 1 < n_) cpu::step_to_next_item(cursor_);
     loop_.next = k + 1;
@@ -347,25 +370,52 @@ class group_runner final : public cpu::executor {
 
   int fail_group(kernel_error::kind k, const std::string& msg) {
     const item& first = current();
-    group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(first.at),
+    group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(sync_point(first).where),
                                 "ki::simd_cpu: kernel '" + std::string(d_->kernel_name) + "': work-group " +
                                     to_string(gs_.group_id) + ": " + msg);
     return static_cast<int>(n_);
   }
 
   int next_to_resume() {
-    if (ready_pos_ < ready_.size()) return ready_[ready_pos_++];
-    return static_cast<int>(n_);
+    if (ready_pos_ == ready_.size()) return static_cast<int>(n_);
+    const int k = ready_[ready_pos_++];
+    enter(k);
+    return k;
   }
 
-  /// Suspends the running work-item and runs whoever is next.
-  void suspend(item& it) {
+  /// The work-item's slot (its linear local id), without reading its record.
+  std::size_t slot_of(const item& it) const { return static_cast<std::size_t>(&it - items_.data()); }
+
+  /// Marks work-item k running and current. Whoever resumes a work-item does this before the
+  /// switch, so that a suspended one has nothing left to do when it resumes.
+  void enter(int k) {
+    waits_[static_cast<std::size_t>(k)] = 0;
+    cpu::current = &items_[static_cast<std::size_t>(k)];
+  }
+
+  /// Suspends work-item `self` and runs whoever is next. Nothing follows the switch, so that
+  /// the compiler makes it a tail call.
+  void suspend(int self) {
     ++suspended_;
-    const int self = static_cast<int>(it.local_linear);
-    if (ready_pos_ < ready_.size()) fibers_.switch_to(self, ready_[ready_pos_++]);
-    else if (loop_.next < n_) fibers_.spawn(self, &group_runner::runner_entry, this);
-    else fibers_.switch_to(self, static_cast<int>(n_));
-    cpu::current = &it;
+    if (ready_pos_ < ready_.size()) [[likely]] {
+      const int k = ready_[ready_pos_++];
+      if (ready_pos_ < ready_.size()) fibers_.prefetch(ready_[ready_pos_]);  // the one after k, while k runs
+      enter(k);
+      return fibers_.switch_to(self, k);
+    }
+    if (loop_.next < n_) return fibers_.spawn(self, &group_runner::runner_entry, this);
+    fibers_.switch_to(self, static_cast<int>(n_));
+  }
+
+  /// What errors name for work-item `it`: where it waits, else the last sync point it passed.
+  sync_point_t sync_point(const item& it) const {
+    const bool own = it.at_round == round_;  // recorded since the group's last barrier released
+    const auto named = [&] { return sync_point_t{it.at, it.at_barrier ? "barrier" : name_of(it.kind)}; };
+    if (waits_[slot_of(it)] != 0 && it.coll == nullptr)  // at a barrier
+      return own && it.at_barrier ? named() : sync_point_t{round_point_, "barrier"};
+    if (own) return named();
+    if (round_ != group_round_) return {last_barrier_, "barrier"};  // it passed the last one released
+    return {source_location{}, nullptr};
   }
 
   std::optional<kernel_error> divergence_error() const {
@@ -375,19 +425,20 @@ class group_runner final : public cpu::executor {
     i64 exited_items = 0, shown = 0;
     for (const item& it : items_) {
       if (it.local_linear >= loop_.next) continue;
-      if (!it.waiting) {
+      if (waits_[slot_of(it)] == 0) {
         ++exited_items;
         continue;
       }
       if (first == nullptr) first = &it;
-      if (shown++ < 8) os << " item " << it.local_linear << " waits at " << it.what() << " " << to_string(it.at) << ";";
+      const sync_point_t at = sync_point(it);
+      if (shown++ < 8) os << " item " << it.local_linear << " waits at " << at.what << " " << to_string(at.where) << ";";
     }
     if (shown > 8) os << " (" << shown - 8 << " more waiting);";
     os << " " << exited_items << " items exited (every work-item of a work-group must reach the same barrier, and "
        << "every work-item of a sub-group, or of a segment with a width, the same communication function)";
     if (first == nullptr) first = &items_.front();
     return kernel_error(mismatch_ ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish, gs_.group_id,
-                        first->local_id, to_string(first->at), os.str());
+                        first->local_id, to_string(sync_point(*first).where), os.str());
   }
 
   kernel_error item_error(kernel_error::kind k, const item& it, const std::string& what) const {
@@ -395,9 +446,9 @@ class group_runner final : public cpu::executor {
     os << "ki::simd_cpu: kernel '" << d_->kernel_name << "': work-item " << to_string(it.local_id) << " (linear "
        << it.local_linear << ") of work-group " << to_string(gs_.group_id) << " " << what;
     std::string where;
-    if (it.at.line != 0) {
-      where = to_string(it.at);
-      if (k != kernel_error::kind::invalid_collective) os << " (after " << it.what() << " " << where << ")";
+    if (const sync_point_t at = sync_point(it); at.what != nullptr) {
+      where = to_string(at.where);
+      if (k != kernel_error::kind::invalid_collective) os << " (after " << at.what << " " << where << ")";
     }
     return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
   }
@@ -428,12 +479,12 @@ class group_runner final : public cpu::executor {
     if (suspended_ != 0) {  // only a group that used fibers leaves state behind
       for (auto& p : pending_) p.clear();
       std::fill(whole_arrived_.begin(), whole_arrived_.end(), 0);
-      for (item& it : items_) it.at = {}, it.waiting = false;
+      std::fill(waits_.begin(), waits_.end(), 0);
       suspended_ = 0;
     }
+    group_round_ = ++round_;  // records of earlier groups are stale from here on
     ready_.clear();
     ready_pos_ = 0;
-    waiting_.clear();
     arrived_ = 0;
     in_collective_ = 0;
     mismatch_ = false;
@@ -454,7 +505,6 @@ class group_runner final : public cpu::executor {
     gs_.items = n_;
     gs_.sub_group_width = W;
     gs_.num_sub_groups = (n_ + W - 1) / W;
-    gs_.exec = this;
     pending_.assign(static_cast<std::size_t>(gs_.num_sub_groups), {});
     whole_arrived_.assign(static_cast<std::size_t>(gs_.num_sub_groups), 0);
     items_.assign(static_cast<std::size_t>(n_), item{});
@@ -472,7 +522,8 @@ class group_runner final : public cpu::executor {
         }
     loop_.cursor = &cursor_;
     loop_.count = n_;
-    waiting_.reserve(static_cast<std::size_t>(n_));
+    waiting_.assign(static_cast<std::size_t>(n_), 0);
+    waits_.assign(static_cast<std::size_t>(n_), 0);
     ready_.reserve(static_cast<std::size_t>(n_));
     suspended_ = 0;
     locals_.clear();
@@ -492,15 +543,19 @@ class group_runner final : public cpu::executor {
   const std::atomic<i64>* stop_ = nullptr;
   bool done_ = false;
   i64 suspended_ = 0;  // suspensions in this group
-  std::vector<int> waiting_;  // at the barrier, in arrival order
+  std::vector<int> waiting_;  // n_ entries: the first arrived_ wait at the barrier, in arrival order
+  std::vector<unsigned char> waits_;  // per work-item: 1 while it waits (barrier or sub-group function)
   std::vector<int> ready_;    // released, in the order they run
   std::size_t ready_pos_ = 0;
   i64 arrived_ = 0;
   i64 in_collective_ = 0;  // suspended in a sub-group function
   std::vector<std::vector<pending_scope>> pending_;  // per sub-group: segments with arrivals
   std::vector<i64> whole_arrived_;                    // per sub-group: arrivals without a segment
-  source_location round_point_{};
+  source_location round_point_{};   // where the first arrival of this round waits
+  source_location last_barrier_{};  // the barrier released last (valid while round_ != group_round_)
   bool mismatch_ = false;
+  // Barrier rounds of this runner, never reset: +1 at each group's start and at each release.
+  std::uint64_t round_ = 0, group_round_ = 0;
 
   i64 failed_item_ = -1;
   kernel_error::kind failed_kind_{};

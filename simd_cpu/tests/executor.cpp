@@ -235,6 +235,40 @@ TEST_CASE("simd_cpu: out-of-bounds access after a barrier names the item and the
   }
 }
 
+TEST_CASE("simd_cpu: an error names the last sync point its work-item passed in its own group", "[simd_cpu]") {
+  // Group 0 passes a barrier and a sub-group reduction, in either order; group 1 neither. The
+  // groups run one after another on one thread, so group 1's work-items follow group 0's.
+  struct sync_then_throw {
+    KI_DEVICE void operator()(ki::span<i64> out, bool reduce_last, i64 bad_group) const {
+      const i64 g = ki::get_group_id().x, l = ki::get_local_id().x;
+      if (g == 0) {
+        const auto bar = [] { ki::barrier(); };
+        const auto red = [&] { out[l] = ki::sub_group_reduce(std::plus<>{}, l); };
+        if (reduce_last) bar(), red();
+        else red(), bar();
+      }
+      if (g == bad_group && l == 1) throw std::runtime_error("boom");
+    }
+  };
+  const B b{.threads = 1};
+  const auto error_of = [&](bool reduce_last, i64 bad_group) -> std::string {
+    auto out = ki::zeros<i64>(b, 2 * 8);
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, sync_then_throw{}, out, reduce_last, bad_group);
+    try {
+      ki::synchronize(b);
+    } catch (const ki::kernel_error& e) {
+      CHECK(e.group().x == bad_group);
+      CHECK(e.local().x == 1);
+      return e.what();
+    }
+    FAIL("no error");
+    return "";
+  };
+  CHECK_THAT(error_of(true, 0), ContainsSubstring("(after sub_group_reduce executor.cpp:"));
+  CHECK_THAT(error_of(false, 0), ContainsSubstring("(after barrier executor.cpp:"));
+  CHECK_THAT(error_of(false, 1), !ContainsSubstring("(after"));
+}
+
 TEST_CASE("simd_cpu: divergent barriers are reported, not a hang", "[simd_cpu]") {
   const B b{.threads = 1};
   auto out = ki::zeros<int>(b, 64);

@@ -18,8 +18,7 @@ KI_DEVICE inline void barrier(source_location where = source_location::current()
   (void)where;
   __syncthreads();
 #else
-  const auto& it = detail::cpu::here("barrier");
-  it.group->exec->barrier(where);
+  detail::cpu::exec("barrier").barrier(where);
 #endif
 }
 

@@ -133,7 +133,7 @@ inline void set_width(cpu::collective& c, width_arg w) {
   c.width_given = w.given;
   c.width_huge = w.huge;
 }
-inline void run(cpu::collective& c, const char* what) { cpu::here(what).group->exec->collective(c); }
+inline void run(cpu::collective& c, const char* what) { cpu::exec(what).collective(c); }
 
 template <class T, class Op>
 void combine(const void* op, const void* a, const void* b, void* out) {

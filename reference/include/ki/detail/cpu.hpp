@@ -73,7 +73,6 @@ struct group_state {
   std::int64_t items = 1;            ///< work-items in the group (product of local_size)
   std::int64_t sub_group_width = 1;  ///< the device's sub-group width
   std::int64_t num_sub_groups = 1;
-  executor* exec = nullptr;
 
   void set_group_id(xyz<std::int64_t> g) {
     group_id = g;
@@ -81,18 +80,16 @@ struct group_state {
   }
 };
 
-/// Where a work-item is, for the executor (CPU backends).
-enum class item_status : std::uint8_t { unstarted, running, waiting, in_collective, exited };
-
 /// One work-item.
+/// What the index queries read; the executors keep where a work-item is (running, waiting...)
+/// apart from it, so that a barrier need not touch it.
 struct item_state {
-  item_status status = item_status::unstarted;
+  const group_state* group = nullptr;
   xyz<std::int64_t> local_id{};
   std::int64_t local_linear = 0;  ///< x fastest
   std::int64_t sub_group_id = 0;
   std::int64_t sub_group_lane = 0;
   std::int64_t sub_group_size = 1;  ///< work-items in this item's sub-group
-  const group_state* group = nullptr;
 };
 
 /// Turns `it` into the next work-item of its group in linear order (x fastest), with linear
@@ -125,6 +122,9 @@ inline bool group_private(const void* p) {
 
 /// The work-item running on this thread, or null outside kernels.
 inline constinit thread_local item_state* current = nullptr;
+/// The executor running work-groups on this thread (set with `current`, for the whole run): sync
+/// points reach it without reading the work-item's record.
+inline constinit thread_local executor* current_exec = nullptr;
 
 [[noreturn]] inline void outside_kernel(const char* what) {
   throw std::logic_error(std::string("ki: ") + what + " called outside a kernel");
@@ -134,6 +134,12 @@ inline const item_state& here(const char* what) {
   item_state* it = current;
   if (it == nullptr) [[unlikely]] outside_kernel(what);
   return *it;
+}
+
+/// The executor of the running work-item's group (`what` names the caller outside kernels).
+inline executor& exec(const char* what) {
+  if (current == nullptr) [[unlikely]] outside_kernel(what);
+  return *current_exec;
 }
 
 }  // namespace ki::detail::cpu
