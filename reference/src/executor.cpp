@@ -280,25 +280,35 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   // --- cpu::executor: called from inside work-items ---
 
-  // The barrier is the oracle's hot path (tools/bench: BM_ki_barrier): it writes one line of
-  // the item record, one entry of waiting_, and ends in a tail call to the switch, so that a
-  // suspended work-item's stack holds nothing of the barrier but the switch's saved registers.
+  // The barrier is the oracle's hot path (tools/bench: BM_ki_barrier). In the steady state (not
+  // the round's first arrival, the same call site as it, a released work-item to run next) it
+  // writes a status byte and an entry of waiting_, touches nothing of the work-item's record,
+  // and ends in a tail call to the switch: a suspended work-item's stack holds nothing of the
+  // barrier, and the fast path pushes no register of its own. Everything else: barrier_slow.
   void barrier(const source_location& where) override {
-    item& it = current();
-    const std::size_t self = slot_of(it);
-    status_[self] = status::waiting;
+    const std::size_t self = slot_of(current());
 #if KI_REFERENCE_NO_ALWAYS_ON_CHECKS
     // Measurement only (docs/debugging.md, "What the checks cost"): the barrier without the
     // checks that are always on. Divergence is then neither detected nor reported.
-    (void)where;
-    waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
+    const bool same_site = true;
 #else
-    if (!accesses_.empty()) [[unlikely]] flush_accesses();
-    waiting_[static_cast<std::size_t>(arrived_)] = static_cast<int>(self);
-    if (arrived_++ == 0) round_point_ = where;
-    else if (where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
-        [[unlikely]] other_barrier(it, where);
+    const bool same_site = arrived_ != 0 && where.line == round_point_.line && where.column == round_point_.column &&
+                           where.file == round_point_.file && accesses_.empty();
 #endif
+    if (!same_site || ready_pos_ == ready_.size()) [[unlikely]] return barrier_slow(self, where);
+    status_[self] = status::waiting;
+    waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
+    switch_to_next(static_cast<int>(self));
+  }
+
+  [[gnu::noinline]] void barrier_slow(std::size_t self, const source_location& where) {
+    status_[self] = status::waiting;
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
+    if (!accesses_.empty()) flush_accesses();
+    if (arrived_ == 0) round_point_ = where;
+    else other_barrier(items_[self], where);
+#endif
+    waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
     suspend(static_cast<int>(self));
   }
 
@@ -702,18 +712,21 @@ class group_runner final : public cpu::executor, public checked::recorder {
   /// Suspends the running work-item (at a barrier) and runs whoever is next.
   /// Nothing follows the switch (see enter), so that the compiler makes it a tail call.
   void suspend(int self) {
-    if (ready_pos_ < ready_.size()) [[likely]] {
-      const int k = ready_[ready_pos_++];
-      if (ready_pos_ < ready_.size()) {  // the one after k: its stack and record, while k runs
-        const int after = ready_[ready_pos_];
-        fibers_.prefetch(after);
-        __builtin_prefetch(&items_[static_cast<std::size_t>(after)]);
-      }
-      enter(k);
-      return fibers_.switch_to(self, k);
-    }
+    if (ready_pos_ < ready_.size()) [[likely]] return switch_to_next(self);
     if (loop_.next < n_) return fibers_.spawn(self, &group_runner::runner_entry, this);
     fibers_.switch_to(self, static_cast<int>(n_));
+  }
+
+  /// Switches from `self` to the next released work-item (there is one).
+  void switch_to_next(int self) {
+    const int k = ready_[ready_pos_++];
+    if (ready_pos_ < ready_.size()) {  // the one after k: its stack and record, while k runs
+      const int after = ready_[ready_pos_];
+      fibers_.prefetch(after);
+      __builtin_prefetch(&items_[static_cast<std::size_t>(after)]);
+    }
+    enter(k);
+    fibers_.switch_to(self, k);
   }
 
   std::optional<kernel_error> divergence_error() const {

@@ -156,13 +156,26 @@ class group_runner final : public cpu::executor {
 
   // --- cpu::executor: called from inside work-items ---
 
-  // The hot path of barrier kernels: nothing of the work-item's record is written, and the
-  // switch is a tail call (see enter), as on the reference backend.
+  // The hot path of barrier kernels. In the steady state (a work-item with its own state, not
+  // the round's first or last arrival, the same call site as the first, a released work-item
+  // to run next) it writes a byte and an entry of waiting_, nothing of the work-item's record,
+  // and ends in a tail call to the switch, as on the reference backend. Else: barrier_slow.
   void barrier(const source_location& where) override {
+    item& it = current();
+    if (&it == &cursor_ || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
+        where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
+        [[unlikely]] return barrier_slow(where);
+    const int self = static_cast<int>(slot_of(it));
+    waiting_[static_cast<std::size_t>(arrived_++)] = self;
+    waits_[static_cast<std::size_t>(self)] = 1;
+    switch_to_next(self);  // (suspended_ is not 0: the first arrival was suspended)
+  }
+
+  [[gnu::noinline]] void barrier_slow(const source_location& where) {
     const int self = static_cast<int>(slot_of(own_state()));
     if (arrived_ == 0) round_point_ = where;
     else if (where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
-        [[unlikely]] other_barrier(self, where);
+      other_barrier(self, where);
     // The last of the group to arrive (every item started, none exited, all here) releases the
     // others and runs on: no switch for it, no visit to the driver.
     if (++arrived_ == n_ && !mismatch_) {
@@ -397,14 +410,21 @@ class group_runner final : public cpu::executor {
   /// the compiler makes it a tail call.
   void suspend(int self) {
     ++suspended_;
-    if (ready_pos_ < ready_.size()) [[likely]] {
-      const int k = ready_[ready_pos_++];
-      if (ready_pos_ < ready_.size()) fibers_.prefetch(ready_[ready_pos_]);  // the one after k, while k runs
-      enter(k);
-      return fibers_.switch_to(self, k);
-    }
+    if (ready_pos_ < ready_.size()) [[likely]] return switch_to_next(self);
     if (loop_.next < n_) return fibers_.spawn(self, &group_runner::runner_entry, this);
     fibers_.switch_to(self, static_cast<int>(n_));
+  }
+
+  /// Switches from `self` to the next released work-item (there is one).
+  void switch_to_next(int self) {
+    const int k = ready_[ready_pos_++];
+    if (ready_pos_ < ready_.size()) {  // the one after k: its stack and record, while k runs
+      const int after = ready_[ready_pos_];
+      fibers_.prefetch(after);
+      __builtin_prefetch(&items_[static_cast<std::size_t>(after)]);
+    }
+    enter(k);
+    fibers_.switch_to(self, k);
   }
 
   /// What errors name for work-item `it`: where it waits, else the last sync point it passed.
