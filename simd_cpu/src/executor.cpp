@@ -156,16 +156,16 @@ class group_runner final : public cpu::executor {
 
   // --- cpu::executor: called from inside work-items ---
 
-  // The hot path of barrier kernels. In the steady state (a work-item with its own state, not
-  // the round's first or last arrival, the same call site as the first, a released work-item
-  // to run next) it writes a byte and an entry of waiting_, nothing of the work-item's record,
-  // and ends in a tail call to the switch, as on the reference backend. Else: barrier_slow.
+  // The hot path of barrier kernels. In the steady state (not the work-item's first sync
+  // point, not the round's first or last arrival, the same call site as the first, a released
+  // work-item to run next) it writes a byte and an entry of waiting_, nothing of the
+  // work-item's record, and ends in a tail call to the switch, as on the reference backend.
+  // Else: barrier_slow.
   void barrier(const source_location& where) override {
-    item& it = current();
-    if (&it == &cursor_ || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
+    const int self = static_cast<int>(slot_of(current()));
+    if (self >= loop_.next || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
         where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
         [[unlikely]] return barrier_slow(where);
-    const int self = static_cast<int>(slot_of(it));
     waiting_[static_cast<std::size_t>(arrived_++)] = self;
     waits_[static_cast<std::size_t>(self)] = 1;
     switch_to_next(self);  // (suspended_ is not 0: the first arrival was suspended)
@@ -357,24 +357,20 @@ class group_runner final : public cpu::executor {
 
   static item& current() { return *static_cast<item*>(cpu::current); }
 
-  /// The running work-item's own state: a work-item that runs on the item loop's cursor gets
-  /// it at its first synchronisation point (it may be suspended there, and the loop goes on
-  /// with the next work-item on the cursor).
+  /// The running work-item, at a synchronisation point. At its first one in the group it
+  /// moves the item loop's `next` past itself: it may be suspended here, and the loop goes on
+  /// with the next work-item on another fiber.
   item& own_state() {
-    item& c = current();
-    if (&c != &cursor_) return c;
-    const i64 k = c.local_linear;
-    item& it = items_[static_cast<std::size_t>(k)];
-    static_cast<cpu::item_state&>(it) = c;
-    it.coll = nullptr;
-    if (k + 1 < n_) cpu::step_to_next_item(cursor_);
-    loop_.next = k + 1;
-    cpu::current = &it;
+    item& it = current();
+    if (const i64 k = static_cast<i64>(slot_of(it)); k >= loop_.next) {
+      loop_.next = k + 1;
+      it.coll = nullptr;  // (it may hold a former group's)
+    }
     return it;
   }
 
   int fail(item& running, kernel_error::kind k, std::string msg) {
-    const item& it = &running == &cursor_ ? own_state() : running;  // items_ has it then
+    const item& it = running;
     failed_item_ = it.local_linear;
     failed_kind_ = k;
     failed_message_ = std::move(msg);
@@ -495,7 +491,6 @@ class group_runner final : public cpu::executor {
     }
     group_ = g;
     loop_.next = 0;
-    static_cast<cpu::item_state&>(cursor_) = items_.front();  // work-item 0
     if (suspended_ != 0) {  // only a group that used fibers leaves state behind
       for (auto& p : pending_) p.clear();
       std::fill(whole_arrived_.begin(), whole_arrived_.end(), 0);
@@ -540,7 +535,8 @@ class group_runner final : public cpu::executor {
           it.sub_group_size = std::min(W, n_ - k / W * W);
           it.group = &gs_;
         }
-    loop_.cursor = &cursor_;
+    loop_.items = reinterpret_cast<char*>(static_cast<cpu::item_state*>(items_.data()));
+    loop_.stride = sizeof(item);
     loop_.count = n_;
     waiting_.assign(static_cast<std::size_t>(n_), 0);
     waits_.assign(static_cast<std::size_t>(n_), 0);
@@ -555,7 +551,6 @@ class group_runner final : public cpu::executor {
   std::uint64_t prepared_serial_ = 0;
   cpu::group_state gs_;
   std::vector<item> items_;
-  item cursor_;  // the state of the item loop's next work-item (see item_loop)
   i64 n_ = 0;
   item_loop loop_;
 

@@ -97,8 +97,8 @@ struct coordinates {
 };
 
 /// Everything a work-item can ask about where it is, in 10 slots; sub-groups `sync_sg` (and
-/// only those: independent sub-groups) pass a sub-group function first, so that their items get
-/// states of their own while the others run on the item loop's cursor.
+/// only those: independent sub-groups) pass a sub-group function first, so that their items
+/// are suspended and the item loop goes on past them (on other fibers) and back.
 struct where_am_i {
   KI_DEVICE void operator()(ki::span<i64> out, i64 sync_sg) const {
     if (sync_sg >= 0 && ki::get_sub_group_id() % 3 == sync_sg) (void)ki::sub_group_any(true);

@@ -80,9 +80,8 @@ struct group_state {
   }
 };
 
-/// One work-item.
-/// What the index queries read; the executors keep where a work-item is (running, waiting...)
-/// apart from it, so that a barrier need not touch it.
+/// One work-item: what the index queries read. The executors keep where a work-item is
+/// (running, waiting...) apart from it, so that a barrier need not touch it.
 struct item_state {
   const group_state* group = nullptr;
   xyz<std::int64_t> local_id{};
@@ -91,24 +90,6 @@ struct item_state {
   std::int64_t sub_group_lane = 0;
   std::int64_t sub_group_size = 1;  ///< work-items in this item's sub-group
 };
-
-/// Turns `it` into the next work-item of its group in linear order (x fastest), with linear
-/// sub-groups of the group's width: what a CPU backend's item loop does between two work-items
-/// that run on one state object. Three stores in the common case (x, linear index, lane).
-inline void step_to_next_item(item_state& it) {
-  const group_state& g = *it.group;
-  ++it.local_linear;
-  if (++it.local_id.x == g.local_size.x) [[unlikely]] {
-    it.local_id.x = 0;
-    if (++it.local_id.y == g.local_size.y) it.local_id.y = 0, ++it.local_id.z;
-  }
-  if (++it.sub_group_lane == g.sub_group_width) [[unlikely]] {
-    it.sub_group_lane = 0;
-    ++it.sub_group_id;
-    const std::int64_t left = g.items - it.local_linear;
-    it.sub_group_size = left < g.sub_group_width ? left : g.sub_group_width;
-  }
-}
 
 /// Memory that only this thread can touch while it runs work-groups: the local memory of a
 /// backend that runs each work-group's work-items on one thread, switching only at

@@ -60,15 +60,17 @@ struct event {
 namespace detail {
 
 /// The unstarted work-items of the current group, run by the launch's own loop (so that the
-/// kernel call is inlined into it). They run one after the other on one state object, the
-/// cursor, which the loop steps from work-item to work-item (no per-item state to load, three
-/// stores per work-item). A work-item that reaches a synchronisation point gets a state of its
-/// own there (the executor copies the cursor, points `current` at the copy, steps the cursor
-/// and `next` on): the loop notices that `current` changed and goes on from `next`.
+/// kernel call is inlined into it): per work-item, one store (`current`) and the call. The
+/// work-items' states are prepared once per launch; work-item k's is `items + k * stride`
+/// bytes. At its first synchronisation point a work-item moves `next` past itself (it may be
+/// suspended there and another fiber go on with the loop); the loop notices and goes on from
+/// `next`. Few stores per work-item matter: on memory-bound kernels the kernel's own stores
+/// compete with the loop's for the store buffer.
 struct item_loop {
   std::int64_t next = 0;   ///< first unstarted work-item (up to date between runs and at sync points)
   std::int64_t count = 0;  ///< work-items in the group
-  ki::detail::cpu::item_state* cursor = nullptr;  ///< the state of work-item `next`
+  char* items = nullptr;   ///< work-item 0's ki::detail::cpu::item_state
+  std::size_t stride = 0;  ///< bytes from one work-item's state to the next
 };
 
 using run_items_fn = void (*)(const void* ctx, item_loop& loop);
@@ -94,38 +96,24 @@ struct bound_kernel {
   static void run_items(const void* ctx, item_loop& loop) {
     namespace cpu = ki::detail::cpu;
     const auto& self = *static_cast<const bound_kernel*>(ctx);
-    cpu::item_state* const cursor = loop.cursor;
+    char* const items = loop.items;
+    const std::size_t stride = loop.stride;
     const std::int64_t n = loop.count;
-    const std::int64_t lx = cursor->group->local_size.x, w = cursor->group->sub_group_width;
-    std::int64_t k = loop.next;
+    std::int64_t k = loop.next, known = k;
+    char* p = items + k * stride;
     while (k < n) {
-      cpu::current = cursor;
-      for (;;) {
-        // A run of work-items in one row and one sub-group: only x, the linear index and the
-        // lane advance, together, so the loop counts once and only stores them (nothing is
-        // carried from one work-item to the next through memory).
-        const std::int64_t x = cursor->local_id.x, lane = cursor->sub_group_lane;
-        std::int64_t len = lx - x < w - lane ? lx - x : w - lane;
-        if (n - k < len) len = n - k;
-        for (std::int64_t j = 0;;) {
-          // Each work-item gets its own copies of the kernel and of the arguments, as kernel
-          // parameters on a GPU (a kernel may take them by mutable reference).
-          F fc = self.f;
-          std::apply([&](A... a) { fc(a...); }, self.args);
-          if (cpu::current != cursor) [[unlikely]] {  // it reached a sync point: the executor
-            k = loop.next;                              // moved on (this fiber may be another's now)
-            goto next_run;
-          }
-          if (++j == len) break;
-          cursor->local_linear = k + j;
-          cursor->local_id.x = x + j;
-          cursor->sub_group_lane = lane + j;
-        }
-        k += len;
-        if (k == n) break;
-        cpu::step_to_next_item(*cursor);  // the first of the next run (a new row or sub-group)
+      cpu::current = reinterpret_cast<cpu::item_state*>(p);
+      // Each work-item gets its own copies of the kernel and of the arguments, as kernel
+      // parameters on a GPU (a kernel may take them by mutable reference).
+      F fc = self.f;
+      std::apply([&](A... a) { fc(a...); }, self.args);
+      if (loop.next != known) [[unlikely]] {  // it reached a sync point: the executor moved `next`
+        k = known = loop.next;                 // past it (this fiber may be another's now)
+        p = items + k * stride;
+        continue;
       }
-    next_run:;
+      ++k;
+      p += stride;
     }
     loop.next = n;
   }
