@@ -117,6 +117,10 @@ enum class status : std::uint8_t { running, waiting, in_collective };
 
 constexpr const char* barrier_what = "barrier";
 
+/// A call site that no barrier has (not even one given an empty source_location by hand).
+constexpr char no_site_file[] = "(no call site)";
+constexpr source_location no_site{no_site_file, 0, 0};
+
 /// On a cache-line boundary, so that a barrier touches one line of it (cpu::item_state's first).
 struct alignas(64) item : cpu::item_state {
   i64 sg_epoch = 0;                   // sub_group_barriers passed (checked-access mode)
@@ -196,6 +200,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     arrived_ = 0;
     in_collective_ = 0;
     mismatch_ = false;
+    fast_point_ = no_site;
     for (auto& p : pending_) p.clear();
     seq_count_.assign(static_cast<std::size_t>(layout_.count), 0);
     seq_log_.clear();
@@ -280,11 +285,12 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   // --- cpu::executor: called from inside work-items ---
 
-  // The barrier is the oracle's hot path (tools/bench: BM_ki_barrier). In the steady state (not
-  // the round's first arrival, the same call site as it, a released work-item to run next) it
-  // writes a status byte and an entry of waiting_, touches nothing of the work-item's record,
-  // and ends in a tail call to the switch: a suspended work-item's stack holds nothing of the
-  // barrier, and the fast path pushes no register of its own. Everything else: barrier_slow.
+  // The barrier is the oracle's hot path (tools/bench: BM_ki_barrier). In the steady state (the
+  // call site of the round's first arrival, a released work-item to run next; fast_point_ says
+  // when that may be taken) it writes a status byte and an entry of waiting_, touches nothing
+  // of the work-item's record, and ends in a tail call to the switch: a suspended work-item's
+  // stack holds nothing of the barrier, and the fast path pushes no register of its own.
+  // Everything else: barrier_slow.
   void barrier(const source_location& where) override {
     const std::size_t self = slot_of(current());
 #if KI_REFERENCE_NO_ALWAYS_ON_CHECKS
@@ -292,8 +298,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     // checks that are always on. Divergence is then neither detected nor reported.
     const bool same_site = true;
 #else
-    const bool same_site = arrived_ != 0 && where.line == round_point_.line && where.column == round_point_.column &&
-                           where.file == round_point_.file && accesses_.empty();
+    const bool same_site = where.line == fast_point_.line && where.column == fast_point_.column && where.file == fast_point_.file;
 #endif
     if (!same_site || ready_pos_ == ready_.size()) [[unlikely]] return barrier_slow(self, where);
     status_[self] = status::waiting;
@@ -305,7 +310,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     status_[self] = status::waiting;
 #if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
     if (!accesses_.empty()) flush_accesses();
-    if (arrived_ == 0) round_point_ = where;
+    if (arrived_ == 0) round_point_ = fast_point_ = where;
     else other_barrier(items_[self], where);
 #endif
     waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
@@ -387,6 +392,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
       return;
     }
     accesses_.push_back({addr, a.element_size, access_bytes_.size(), a.count, index, where, where, false});
+    fast_point_ = no_site;  // the next barrier flushes them (barrier_slow)
     access_bytes_.insert(access_bytes_.end(), addr, addr + a.element_size);
   }
 
@@ -614,6 +620,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
       arrived_ = 0;
       ready_pos_ = 1;
       last_barrier_ = round_point_;
+      fast_point_ = no_site;
       ++epoch_;  // also orders accesses before and after the barrier (checked-access mode)
       if (sched_.items == order::random)  // exploring: any order is legal after a barrier
         for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
@@ -873,6 +880,9 @@ class group_runner final : public cpu::executor, public checked::recorder {
   poison_source poison_;
   std::map<std::string, warning_entry> unspecified_;
   source_location round_point_{};   // where the first arrival of this round waits
+  // round_point_ while a barrier may take its fast path; no_site before the round's
+  // first arrival and while checked-access mode has accesses to flush.
+  source_location fast_point_ = no_site;
   source_location last_barrier_{};  // the barrier released last (valid while epoch_ != group_epoch_)
   bool mismatch_ = false;
 
