@@ -232,7 +232,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     dirty_statuses_ = true;  // cleared below when the group finished normally
     cpu::current = nullptr;
     if (fault.happened) {
-      const item* it = faulting;
+      const item* it = faulting != nullptr ? faulting : &items_.front();  // (null: a fault before any item ran)
       std::ostringstream os;
       if (fault.stack_overflow)
         os << "overflowed its fiber stack (stack_size = " << fibers_.stack_size()
@@ -308,9 +308,9 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   [[gnu::noinline]] void barrier_slow(std::size_t self, const source_location& where) {
     status_[self] = status::waiting;
-#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
     if (!accesses_.empty()) flush_accesses();
     if (arrived_ == 0) round_point_ = fast_point_ = where;
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
     else other_barrier(items_[self], where);
 #endif
     waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
@@ -732,6 +732,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
       fibers_.prefetch(after);
       __builtin_prefetch(&items_[static_cast<std::size_t>(after)]);
     }
+    fibers_.touch_switch_frame();  // an overflow in the switch is self's, not k's
     enter(k);
     fibers_.switch_to(self, k);
   }

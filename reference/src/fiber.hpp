@@ -87,6 +87,20 @@ class fiber_core {
     __builtin_prefetch(sp + 64);
   }
 
+  /// Reads the running stack where a switch away from it will save registers, so that a stack
+  /// overflow there faults now rather than inside the switch: the executors mark the next
+  /// work-item current before switching to it, and a fault is blamed on the current one.
+  void touch_switch_frame() const noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    // The inline switch pushes six registers below the return address (48 bytes); the
+    // out-of-line ones (sanitizers, Boost) have a few frames more.
+    asm volatile("cmpb $0, %c0(%%rsp)" : : "i"(KI_FIBER_INLINE_SWITCH ? -64 : -1024) : "cc");
+#else
+    const volatile char* below = static_cast<const char*>(__builtin_frame_address(0)) - 1024;
+    (void)*below;
+#endif
+  }
+
   struct fault {
     bool happened = false;
     bool stack_overflow = false;  ///< the address was in a stack's guard region

@@ -139,6 +139,22 @@ struct overflow_at {
   }
 };
 
+/// Work-item 5 reaches the second barrier (the same call site as the others) with `depth`
+/// bytes more on its stack: swept in steps smaller than the switch's frame, the overflow falls on
+/// every step into the switch.
+struct deeper_at_barrier {
+  void operator()(ki::span<int> out, i64 depth) const {
+    ki::barrier();
+    const i64 l = ki::get_local_id().x;
+    const auto n = static_cast<std::size_t>(l == 5 ? depth : 16);
+    volatile char* p = static_cast<volatile char*>(__builtin_alloca(n));
+    p[n - 1] = 1;
+    p[0] = 1;
+    ki::barrier();
+    out[l] = p[0];
+  }
+};
+
 /// In group `group`, items 0-2 wait at a barrier while the others exit.
 struct partial_barrier {
   static constexpr unsigned line = __LINE__ + 3;  // the barrier below
@@ -340,6 +356,32 @@ TEST_CASE("a fiber stack overflow is reported with the work-item, and the backen
       check_usable(ki::reference::backend{.device = cuda});
     }
   }
+}
+
+TEST_CASE("a stack overflow on the way into a barrier is the arriving work-item's", "[diagnostics]") {
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("stack-overflow recovery is not supported in AddressSanitizer builds");
+#endif
+  // The executor marks the next work-item current before switching to it: an overflow while
+  // the switch saves the arriving item's registers must still be blamed on the arriving one.
+  const ki::reference::backend b{.device = cuda, .threads = 1, .stack_size = 64 * 1024};
+  auto out = ki::zeros<int>(b, 8);
+  int overflows = 0, fits = 0;
+  for (i64 depth = 60 * 1024; depth <= 132 * 1024; depth += 32) {  // (stack colouring adds up to 64 KiB)
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, deeper_at_barrier{}, out, depth);
+    const auto e = sync_error(b);
+    if (!e) {
+      ++fits;
+      continue;
+    }
+    ++overflows;
+    INFO("depth " << depth << ": " << e->what());
+    REQUIRE(e->error_kind() == kind::stack_overflow);
+    REQUIRE(e->local() == xyz{5, 0, 0});
+  }
+  CHECK(fits > 0);  // the sweep crossed the end of the stack
+  CHECK(overflows > 0);
+  check_usable(b);
 }
 
 TEST_CASE("items that exit while others wait at a barrier: cannot_finish", "[diagnostics]") {

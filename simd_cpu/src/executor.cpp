@@ -419,6 +419,7 @@ class group_runner final : public cpu::executor {
       fibers_.prefetch(after);
       __builtin_prefetch(&items_[static_cast<std::size_t>(after)]);
     }
+    fibers_.touch_switch_frame();  // an overflow in the switch is self's, not k's
     enter(k);
     fibers_.switch_to(self, k);
   }

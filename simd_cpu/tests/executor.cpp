@@ -305,6 +305,44 @@ TEST_CASE("simd_cpu: a fiber stack overflow is reported with the stack size", "[
   }
 }
 
+TEST_CASE("simd_cpu: a stack overflow on the way into a barrier is the arriving work-item's", "[simd_cpu]") {
+#if defined(__SANITIZE_ADDRESS__)
+  SKIP("AddressSanitizer cannot follow the recovery from a stack overflow");
+#endif
+  // Work-item 5 reaches the second barrier with `depth` bytes more on its stack; swept, the
+  // overflow falls on every step into the switch, which runs after the executor has marked the
+  // next work-item current: the error must still name work-item 5.
+  struct deeper_at_barrier {
+    KI_DEVICE void operator()(ki::span<int> out, i64 depth) const {
+      ki::barrier();
+      const i64 l = ki::get_local_id().x;
+      const auto n = static_cast<std::size_t>(l == 5 ? depth : 16);
+      volatile char* p = static_cast<volatile char*>(__builtin_alloca(n));
+      p[n - 1] = 1;
+      p[0] = 1;
+      ki::barrier();
+      out[l] = p[0];
+    }
+  };
+  const B b{.threads = 1, .stack_size = 64 * 1024};
+  auto out = ki::zeros<int>(b, 8);
+  int overflows = 0, fits = 0;
+  for (i64 depth = 60 * 1024; depth <= 132 * 1024; depth += 32) {  // (stack colouring adds up to 64 KiB)
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, deeper_at_barrier{}, out, depth);
+    try {
+      ki::synchronize(b);
+      ++fits;
+    } catch (const ki::kernel_error& e) {
+      ++overflows;
+      INFO("depth " << depth << ": " << e.what());
+      REQUIRE(e.error_kind() == ki::kernel_error::kind::stack_overflow);
+      REQUIRE(e.local() == ki::xyz<i64>{5, 0, 0});
+    }
+  }
+  CHECK(fits > 0);  // the sweep crossed the end of the stack
+  CHECK(overflows > 0);
+}
+
 TEST_CASE("simd_cpu: local memory beyond the limit is an error naming the sizes", "[simd_cpu]") {
   const B b{.threads = 1};
   auto out = ki::zeros<int>(b, 1);
