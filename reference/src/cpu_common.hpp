@@ -24,6 +24,8 @@
 #include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
 
+#include "fiber.hpp"
+
 namespace ki::detail::cpu_common {
 
 /// The user-facing name of a sub-group function, for messages.
@@ -199,5 +201,22 @@ class local_arena {
   std::vector<chunk> chunks_;
   std::size_t chunk_ = 0, used_ = 0;
 };
+
+/// How both executors hand over from a suspending work-item to a released one, at the end of a
+/// barrier's fast path: prefetch what `after` (the work-item to run after k; -1: none) will
+/// need, touch the switch's frame (an overflow in the switch is self's), let enter(k) mark k
+/// running and current, and switch. Nothing follows the switch, so that the callers' calls
+/// of it are tail calls (docs/design.md, "The barrier's fast path").
+template <class Item, class Enter>
+KI_ALWAYS_INLINE void hand_over(ki::reference::detail::fiber_core& fibers, const Item* items, int self, int k, int after,
+                                Enter enter) {
+  if (after >= 0) {
+    fibers.prefetch(after);
+    __builtin_prefetch(items + after);
+  }
+  fibers.touch_switch_frame();
+  enter(k);
+  fibers.switch_to(self, k);
+}
 
 }  // namespace ki::detail::cpu_common

@@ -414,14 +414,8 @@ class group_runner final : public cpu::executor {
   /// Switches from `self` to the next released work-item (there is one).
   void switch_to_next(int self) {
     const int k = ready_[ready_pos_++];
-    if (ready_pos_ < ready_.size()) {  // the one after k: its stack and record, while k runs
-      const int after = ready_[ready_pos_];
-      fibers_.prefetch(after);
-      __builtin_prefetch(&items_[static_cast<std::size_t>(after)]);
-    }
-    fibers_.touch_switch_frame();  // an overflow in the switch is self's, not k's
-    enter(k);
-    fibers_.switch_to(self, k);
+    const int after = ready_pos_ < ready_.size() ? ready_[ready_pos_] : -1;
+    cpu_common::hand_over(fibers_, items_.data(), self, k, after, [this](int j) { enter(j); });
   }
 
   /// What errors name for work-item `it`: where it waits, else the last sync point it passed.
