@@ -121,7 +121,8 @@ constexpr const char* barrier_what = "barrier";
 constexpr char no_site_file[] = "(no call site)";
 constexpr source_location no_site{no_site_file, 0, 0};
 
-/// On a cache-line boundary, so that a barrier touches one line of it (cpu::item_state's first).
+/// On a cache-line boundary: the index queries read one line of it (cpu::item_state), and a
+/// barrier's fast path touches none of it.
 struct alignas(64) item : cpu::item_state {
   i64 sg_epoch = 0;                   // sub_group_barriers passed (checked-access mode)
   // A sync point the group does not know by itself (group_runner::sync_point says which that
