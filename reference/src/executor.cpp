@@ -299,7 +299,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     // checks that are always on. Divergence is then neither detected nor reported.
     const bool same_site = true;
 #else
-    const bool same_site = where.line == fast_point_.line && where.column == fast_point_.column && where.file == fast_point_.file;
+    const bool same_site = cpu_common::same_site(where, fast_point_);
 #endif
     if (!same_site || ready_pos_ == ready_.size()) [[unlikely]] return barrier_slow(self, where);
     status_[self] = status::waiting;

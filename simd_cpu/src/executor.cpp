@@ -164,8 +164,8 @@ class group_runner final : public cpu::executor {
   void barrier(const source_location& where) override {
     const int self = static_cast<int>(slot_of(current()));
     if (self >= loop_.next || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
-        where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
-        [[unlikely]] return barrier_slow(where);
+        !cpu_common::same_site(where, round_point_)) [[unlikely]]
+      return barrier_slow(where);
     waiting_[static_cast<std::size_t>(arrived_++)] = self;
     waits_[static_cast<std::size_t>(self)] = 1;
     switch_to_next(self);  // (suspended_ is not 0: the first arrival was suspended)
@@ -174,8 +174,7 @@ class group_runner final : public cpu::executor {
   [[gnu::noinline]] void barrier_slow(const source_location& where) {
     const int self = static_cast<int>(slot_of(own_state()));
     if (arrived_ == 0) round_point_ = where;
-    else if (where.line != round_point_.line || where.column != round_point_.column || where.file != round_point_.file)
-      other_barrier(self, where);
+    else if (!cpu_common::same_site(where, round_point_)) other_barrier(self, where);
     // The last of the group to arrive (every item started, none exited, all here) releases the
     // others and runs on: no switch for it, no visit to the driver.
     if (++arrived_ == n_ && !mismatch_) {
