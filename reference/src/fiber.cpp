@@ -28,13 +28,18 @@
 // fiber mispredicts. Ours resumes with a ret from the one call site every switch goes through, so
 // the returns of a work-item that suspended at a barrier and is resumed there are predicted.
 #if KI_FIBER_OWN_SWITCH
-// ki_fiber_switch(save, to): pushes the callee-saved registers (System V ABI: rbx, rbp, r12-r15)
-// and the return address on the running stack, stores the stack pointer in *save, and resumes
-// the context whose stack pointer is `to` by popping the same. The floating-point control state
+// ki_fiber_switch(save, sp, pc, bp): pushes the callee-saved registers (System V ABI: rbp, rbx,
+// r12-r15) on the running stack, stores the stack pointer in save->sp and the address of the
+// code that pops them again (1: below) in save->pc, then resumes the context (sp, pc, bp): loads
+// rbp and rsp and jumps to pc. That is the one way every context is resumed, whoever suspended
+// it: this function (pc = 1:, which pops the registers and returns to switch_stacks' caller: the
+// return is predicted, see above), ki_fiber_start (a new context), or the inline barrier switch
+// of ki/detail/cpu_barrier.hpp, which saves nothing but sp, pc and rbp because its asm tells
+// the compiler that every other register is clobbered. The floating-point control state
 // (MXCSR, x87 control word) is not switched: the work-items of a group share their thread's, as
 // code running on that thread would (documented in docs/design.md).
-// ki_fiber_start is where a new context's first switch returns to: r12 holds the function to
-// call and r13 its argument (placed there by make_context); it never returns.
+// ki_fiber_start is a new context's pc: its stack holds the function to call and its argument
+// (placed there by make_context); it never returns.
 extern "C" void ki_fiber_start();  // ki_fiber_switch is declared in fiber.hpp
 asm(R"(
   .text
@@ -57,7 +62,12 @@ ki_fiber_switch:
   pushq %r15
   .cfi_adjust_cfa_offset 8
   movq %rsp, (%rdi)
+  leaq 1f(%rip), %rax
+  movq %rax, 8(%rdi)
+  movq %rcx, %rbp
   movq %rsi, %rsp
+  jmpq *%rdx
+1:
   popq %r15
   .cfi_adjust_cfa_offset -8
   popq %r14
@@ -81,9 +91,10 @@ ki_fiber_switch:
 ki_fiber_start:
   .cfi_startproc
   .cfi_undefined rip
+  popq %rax
+  popq %rdi
   xorl %ebp, %ebp
-  movq %r13, %rdi
-  callq *%r12
+  callq *%rax
   ud2
   .cfi_endproc
   .size ki_fiber_start, .-ki_fiber_start
@@ -115,14 +126,14 @@ namespace ki::reference::detail {
 namespace {
 
 /// The one call site of every switch (so that the resumed side's returns are predicted, see
-/// above): saves the running context's stack pointer in *save and resumes the context `to`.
-[[gnu::noinline]] void switch_stacks(void** save, void* to) {
+/// above): saves the running context in *save and resumes the context `to`.
+[[gnu::noinline]] void switch_stacks(fiber_context* save, fiber_context to) {
 #if KI_FIBER_OWN_SWITCH
-  ki_fiber_switch(save, to);
+  ki_fiber_switch(save, to.sp, to.pc, to.bp);
 #else
   // Boost hands the context that switched to us over on arrival: store it where its side asked.
-  const fctx::transfer_t t = fctx::jump_fcontext(to, save);
-  *static_cast<void**>(t.data) = t.fctx;
+  const fctx::transfer_t t = fctx::jump_fcontext(to.sp, save);
+  static_cast<fiber_context*>(t.data)->sp = t.fctx;
 #endif
 }
 
@@ -132,7 +143,7 @@ namespace {
 thread_local void (*tl_start_fn)(void*) = nullptr;
 thread_local void* tl_start_arg = nullptr;
 void boost_start(fctx::transfer_t t) {
-  *static_cast<void**>(t.data) = t.fctx;
+  static_cast<fiber_context*>(t.data)->sp = t.fctx;
   tl_start_fn(tl_start_arg);
   std::abort();  // the entry never returns
 }
@@ -140,24 +151,19 @@ void boost_start(fctx::transfer_t t) {
 
 /// A new context on the stack below `top` (16-byte aligned) that, when first resumed, calls
 /// fn(arg) on that stack; fn must never return (it switches away for good instead).
-void* make_context(char* top, std::size_t size, void (*fn)(void*), void* arg) {
+fiber_context make_context(char* top, std::size_t size, void (*fn)(void*), void* arg) {
 #if KI_FIBER_OWN_SWITCH
   (void)size;
-  // What ki_fiber_switch pops: r15, r14, r13 = arg, r12 = fn, rbx, rbp, then the return address.
-  // After the pops the stack pointer is `top`, 16-byte aligned, as a call needs it.
-  auto** sp = reinterpret_cast<void**>(top) - 7;
-  sp[0] = nullptr;
-  sp[1] = nullptr;
-  sp[2] = arg;
-  sp[3] = reinterpret_cast<void*>(fn);
-  sp[4] = nullptr;
-  sp[5] = nullptr;
-  sp[6] = reinterpret_cast<void*>(&ki_fiber_start);
-  return sp;
+  // What ki_fiber_start pops: fn, then arg; the stack pointer is then `top`, 16-byte aligned,
+  // as a call needs it.
+  auto** sp = reinterpret_cast<void**>(top) - 2;
+  sp[0] = reinterpret_cast<void*>(fn);
+  sp[1] = arg;
+  return {sp, reinterpret_cast<void*>(&ki_fiber_start), nullptr};
 #else
   tl_start_fn = fn;  // read by boost_start before anything else can spawn on this thread
   tl_start_arg = arg;
-  return fctx::make_fcontext(top, size, &boost_start);
+  return {fctx::make_fcontext(top, size, &boost_start), nullptr, nullptr};
 #endif
 }
 
@@ -264,9 +270,9 @@ struct fiber_core::impl {
   std::size_t usable;
   std::vector<stack> stacks;  // every stack this thread ever made
   std::vector<char*> free;    // tops of the free ones
-  explicit impl(std::vector<void*>& core_slots) : slots(core_slots) {}
-  std::vector<void*>& slots;  // the core's: suspended contexts (stack pointers); nullptr: empty
-  int live = 0;                          // non-empty slots (so that reset() need not scan them)
+  explicit impl(fiber_core& c) : core(c) {}
+  fiber_core& core;  // its slots hold the suspended contexts
+  int live = 0;      // non-empty slots (so that reset() need not scan them)
   struct region {  // a stack, for AddressSanitizer (unused otherwise)
     const void* bottom = nullptr;
     std::size_t size = 0;
@@ -281,7 +287,7 @@ struct fiber_core::impl {
     std::size_t size = 0;
     __sanitizer_finish_switch_fiber(fake, &bottom, &size);
     if (from >= 0) {
-      if (slot_region.size() < slots.size()) slot_region.resize(slots.size());
+      if (slot_region.size() < static_cast<std::size_t>(core.count_)) slot_region.resize(static_cast<std::size_t>(core.count_));
       slot_region[static_cast<std::size_t>(from)] = {bottom, size};
     }
   }
@@ -299,7 +305,7 @@ struct fiber_core::impl {
   /// Before switching to the context on TSan fiber `to`: remember ours for slot `from_slot`.
   void tsan_leave(int from_slot, void* to) {
     if (from_slot >= 0) {
-      if (slot_tsan.size() < slots.size()) slot_tsan.resize(slots.size(), nullptr);
+      if (slot_tsan.size() < static_cast<std::size_t>(core.count_)) slot_tsan.resize(static_cast<std::size_t>(core.count_), nullptr);
       slot_tsan[static_cast<std::size_t>(from_slot)] = __tsan_get_current_fiber();
     }
     __tsan_switch_to_fiber(to, 0);
@@ -314,10 +320,10 @@ struct fiber_core::impl {
 
   /// Suspends the running context into slot `from_slot` (-1: it has ended) and resumes c,
   /// whose stack is `target`.
-  void go(int from_slot, void* c, region target) {
+  void go(int from_slot, fiber_context c, region target) {
     from = from_slot;
-    void** save = &dropped;
-    if (from_slot >= 0) save = &slots[static_cast<std::size_t>(from_slot)], ++live;
+    fiber_context* save = &dropped;
+    if (from_slot >= 0) save = &core.slot(from_slot), ++live;
 #if KI_FIBER_ASAN
     void* fake = nullptr;
     leave(from_slot >= 0 ? &fake : nullptr, target);
@@ -328,7 +334,7 @@ struct fiber_core::impl {
     switch_stacks(save, c);
 #endif
   }
-  void* dropped = nullptr;  // where an ended context "saves" itself
+  fiber_context dropped;  // where an ended context "saves" itself
   int from = -1;      // slot of the context switching away; -1: it has ended (nothing to keep)
   entry_fn entry = nullptr;  // what the next spawned fiber runs
   void* arg = nullptr;
@@ -349,9 +355,9 @@ struct fiber_core::impl {
     return stacks.back().top();
   }
 
-  void* take(int i) {
-    void* c = std::exchange(slots[static_cast<std::size_t>(i)], nullptr);
-    if (c == nullptr) empty_slot();
+  fiber_context take(int i) {
+    const fiber_context c = std::exchange(core.slot(i), fiber_context{});
+    if (c.sp == nullptr) empty_slot();
     --live;
     return c;
   }
@@ -366,7 +372,7 @@ struct fiber_core::impl {
     char* const my_stack = self->entry_stack;
     const int next = self->entry(self->arg);
     self->free.push_back(my_stack);  // safe: nothing runs on this thread before we leave it
-    void* const to = self->take(next);
+    const fiber_context to = self->take(next);
 #if KI_FIBER_TSAN
     self->tsan_leave(-1, self->tsan_of_slot(next));
 #endif
@@ -375,7 +381,7 @@ struct fiber_core::impl {
   }
 };
 
-fiber_core::fiber_core(std::size_t stack_size) : impl_(std::make_unique<impl>(slots_)) {
+fiber_core::fiber_core(std::size_t stack_size) : impl_(std::make_unique<impl>(*this)) {
   const std::size_t p = page_size();
   impl_->usable = (stack_size + p - 1) / p * p;
   install_handlers();
@@ -391,16 +397,21 @@ fiber_core::~fiber_core() {
 
 std::size_t fiber_core::stack_size() const noexcept { return impl_->usable; }
 
-void fiber_core::reset(int slots) {
+void fiber_core::reset(int slots, fiber_context* records, std::size_t stride, int external) {
+  // The new storage first: the old records may be gone (abandon_all clears the new ones).
+  records_ = reinterpret_cast<char*>(records);
+  stride_ = stride;
+  external_ = records != nullptr ? external : 0;
+  count_ = slots;
+  if (own_.size() < static_cast<std::size_t>(slots - external_)) own_.resize(static_cast<std::size_t>(slots - external_));
   // After a group that finished normally every slot is empty and every stack is free.
   if (impl_->live != 0) abandon_all();
-  if (impl_->slots.size() < static_cast<std::size_t>(slots)) impl_->slots.resize(static_cast<std::size_t>(slots), nullptr);
 }
 
 void fiber_core::spawn(int from, entry_fn entry, void* arg) {
   impl* s = impl_.get();
   char* top = s->get_stack();
-  void* const c = make_context(top, s->usable, &impl::fiber_main, s);
+  const fiber_context c = make_context(top, s->usable, &impl::fiber_main, s);
   s->entry = entry;
   s->arg = arg;
   s->entry_stack = top;
@@ -412,7 +423,7 @@ void fiber_core::spawn(int from, entry_fn entry, void* arg) {
 
 void fiber_core::switch_slow(int from, int to) {
   impl* s = impl_.get();
-  void* const c = s->take(to);
+  const fiber_context c = s->take(to);
 #if KI_FIBER_TSAN
   s->tsan_leave(from, s->tsan_of_slot(to));
 #endif
@@ -459,7 +470,7 @@ void fiber_core::empty_slot() { throw std::logic_error("ki::reference: internal 
 void fiber_core::recheck_fault_handlers() noexcept { handler_generation.fetch_add(1, std::memory_order_relaxed); }
 
 void fiber_core::abandon_all() noexcept {
-  for (auto& c : impl_->slots) c = nullptr;  // a dropped context is just forgotten, never unwound
+  for (int k = 0; k < count_; ++k) slot(k) = {};  // a dropped context is just forgotten, never unwound
   impl_->live = 0;
   impl_->free.clear();
   for (const stack& s : impl_->stacks) {

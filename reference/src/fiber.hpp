@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <ki/detail/cpu.hpp>  // fiber_context
+
 // Sanitizer builds (they need every switch announced, see fiber.cpp).
 #if defined(__SANITIZE_ADDRESS__)
 #define KI_FIBER_ASAN 1
@@ -44,13 +46,16 @@
 // turns (on the 2-core VM every cache line a switch touches is an L2 access).
 #if defined(__x86_64__) && defined(__ELF__) && !defined(KI_FIBER_BOOST_SWITCH)
 #define KI_FIBER_OWN_SWITCH 1
-extern "C" void ki_fiber_switch(void** save, void* to);
+/// Saves the running context into *save and resumes (sp, pc, bp): see fiber.cpp.
+extern "C" void ki_fiber_switch(ki::detail::cpu::fiber_context* save, void* sp, void* pc, void* bp);
 #else
 #define KI_FIBER_OWN_SWITCH 0
 #endif
 #define KI_FIBER_INLINE_SWITCH (KI_FIBER_OWN_SWITCH && !KI_FIBER_ASAN && !KI_FIBER_TSAN)
 
 namespace ki::reference::detail {
+
+using ki::detail::cpu::fiber_context;
 
 class fiber_core {
  public:
@@ -64,16 +69,20 @@ class fiber_core {
 
   std::size_t stack_size() const noexcept;
 
-  /// Makes room for `slots` slots, all empty.
-  void reset(int slots);
+  /// Makes room for `slots` slots, all empty. With `records`, slots 0 .. external - 1 are the
+  /// fiber_contexts at records, records + stride, ... (the caller's, e.g. in its work-items'
+  /// records, where an inline barrier switch finds them: ki/detail/cpu_barrier.hpp); the
+  /// others are the core's own. The caller keeps those records alive and in place until the
+  /// next reset.
+  void reset(int slots, fiber_context* records = nullptr, std::size_t stride = 0, int external = 0);
   /// From the running context (to be kept in slot `from`), start a fiber running entry(arg).
   void spawn(int from, entry_fn entry, void* arg);
   /// Suspend the running context into slot `from` and resume the fiber in slot `to`.
   void switch_to(int from, int to) {
 #if KI_FIBER_INLINE_SWITCH
-    void* const c = std::exchange(slots_[static_cast<std::size_t>(to)], nullptr);
-    if (c == nullptr) [[unlikely]] empty_slot();
-    ki_fiber_switch(&slots_[static_cast<std::size_t>(from)], c);  // counts of live slots: -1 + 1
+    const fiber_context c = std::exchange(slot(to), fiber_context{});
+    if (c.sp == nullptr) [[unlikely]] empty_slot();
+    ki_fiber_switch(&slot(from), c.sp, c.pc, c.bp);  // counts of live slots: -1 + 1
 #else
     switch_slow(from, to);
 #endif
@@ -81,8 +90,8 @@ class fiber_core {
 
   /// A hint that the fiber in slot k runs soon: fetches the top of its stack into the cache
   /// (where the switch pops its registers and the resumed frames are). Any slot may be named.
-  void prefetch(int k) const noexcept {
-    const char* sp = static_cast<const char*>(slots_[static_cast<std::size_t>(k)]);
+  void prefetch(int k) noexcept {
+    const char* sp = static_cast<const char*>(slot(k).sp);
     __builtin_prefetch(sp);
     __builtin_prefetch(sp + 64);
   }
@@ -123,7 +132,15 @@ class fiber_core {
  private:
   void switch_slow(int from, int to);
   [[noreturn]] static void empty_slot();
-  std::vector<void*> slots_;  // suspended contexts (their stack pointers); nullptr: empty
+  /// Slot k: a suspended context (sp == nullptr: empty).
+  fiber_context& slot(int k) noexcept {
+    return k < external_ ? *reinterpret_cast<fiber_context*>(records_ + static_cast<std::size_t>(k) * stride_)
+                         : own_[static_cast<std::size_t>(k - external_)];
+  }
+  std::vector<fiber_context> own_;  // slots external_ .. count_ - 1
+  char* records_ = nullptr;         // slots 0 .. external_ - 1, stride_ bytes apart
+  std::size_t stride_ = 0;
+  int external_ = 0, count_ = 0;
   struct impl;
   std::unique_ptr<impl> impl_;
 };

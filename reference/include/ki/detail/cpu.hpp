@@ -101,11 +101,40 @@ inline bool group_private(const void* p) {
   return a - private_begin < private_end - private_begin;  // one compare; empty range: never
 }
 
+/// A suspended fiber (CPU backends' fiber core, reference/src/fiber.hpp): resumed by loading
+/// rbp and rsp and jumping to pc (x86-64; with Boost.Context's switch only sp is used). Empty
+/// while sp is null.
+struct fiber_context {
+  void* sp = nullptr;
+  void* pc = nullptr;
+  void* bp = nullptr;
+};
+
+/// The barrier ring: a backend's state for the inline barrier (ki/detail/cpu_barrier.hpp), set
+/// by an executor that runs a work-group's items on one thread and lets a barrier switch
+/// straight from a work-item to the next in the ring (simd_cpu). While `site` is the round's
+/// barrier, every work-item of the group other than the running one is suspended, the ring
+/// order is work-item order (after the last record comes the first), the items from `first`
+/// up to the running one have arrived at `site` and the others wait to be resumed; a work-item
+/// arriving at `site` whose successor is not `first` may suspend itself into its record's
+/// context (`context_offset` bytes into it) and resume its successor's, making it current.
+/// Every other case is the executor's (file null: no round open, or no ring).
+struct barrier_ring {
+  source_location site{nullptr, 0, 0};
+  const item_state* first = nullptr;
+  char* begin = nullptr;  ///< work-item 0's record (an item_state at its start)
+  char* end = nullptr;    ///< one record past the last
+  std::size_t stride = 0;
+  std::size_t context_offset = 0;
+};
+
 /// The work-item running on this thread, or null outside kernels.
 inline constinit thread_local item_state* current = nullptr;
 /// The executor running work-groups on this thread (set with `current`, for the whole run): sync
 /// points reach it without reading the work-item's record.
 inline constinit thread_local executor* current_exec = nullptr;
+/// The barrier ring of that executor, if it has one (null: every barrier calls the executor).
+inline constinit thread_local barrier_ring* current_ring = nullptr;
 
 [[noreturn]] inline void outside_kernel(const char* what) {
   throw std::logic_error(std::string("ki: ") + what + " called outside a kernel");
