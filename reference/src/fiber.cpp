@@ -388,6 +388,8 @@ fiber_core::fiber_core(std::size_t stack_size) : impl_(std::make_unique<impl>(*t
 }
 
 fiber_core::~fiber_core() {
+  external_ = 0;  // the records holding those slots may be gone already
+  count_ = static_cast<int>(own_.size());
   abandon_all();
 #if KI_FIBER_TSAN
   for (auto& [top, f] : impl_->tsan_stack) __tsan_destroy_fiber(f);

@@ -94,6 +94,9 @@ struct alignas(64) item : cpu::item_state {
   bool at_barrier = true;           // a barrier, else the sub-group function `kind`
   cpu::collective_kind kind{};
   cpu::collective* coll = nullptr;  // while in a sub-group function: its record
+  // Its fiber while it is suspended: its slot in the fiber core, where the barrier ring's inline
+  // switch (ki/detail/cpu_barrier.hpp) saves and finds it.
+  cpu::fiber_context ctx;
 };
 
 /// Where an error says a work-item is: the sync point, and "barrier" or a function's name
@@ -124,11 +127,17 @@ class group_runner final : public cpu::executor {
     group_error_.reset();
     first_group_ = first;
     start_group(first);
-    fibers_.reset(static_cast<int>(n_) + 1);
+    // Slots 0 .. n - 1 are the work-items' records; slot n, the driver's, is the core's own.
+    fibers_.reset(static_cast<int>(n_) + 1, &items_.front().ctx, sizeof(item), static_cast<int>(n_));
     // While this thread runs the chunk's groups, only it touches their local memory.
     std::tie(cpu::private_begin, cpu::private_end) = arena_.first();
     cpu::current_exec = this;  // (current is set per work-item)
+#if KI_FIBER_INLINE_SWITCH
+    cpu::current_ring = &ring_;
+#endif
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    settle();  // (a fault may have stopped the group in the ring)
+    cpu::current_ring = &cpu::no_ring;
     cpu::current_exec = nullptr;
     cpu::private_begin = cpu::private_end = 0;
     const item* faulting = cpu::current != nullptr ? static_cast<const item*>(cpu::current) : &items_.front();
@@ -162,6 +171,7 @@ class group_runner final : public cpu::executor {
   // work-item's record, and ends in a tail call to the switch, as on the reference backend.
   // Else: barrier_slow.
   void barrier(const source_location& where) override {
+    if (ring_on_) [[likely]] return ring_barrier(where);
     const int self = static_cast<int>(slot_of(current()));
     if (self >= loop_.next || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
         !cpu_common::same_site(where, round_point_)) [[unlikely]]
@@ -176,18 +186,88 @@ class group_runner final : public cpu::executor {
     if (arrived_ == 0) round_point_ = where;
     else if (!cpu_common::same_site(where, round_point_)) other_barrier(self, where);
     // The last of the group to arrive (every item started, none exited, all here) releases the
-    // others and runs on: no switch for it, no visit to the driver.
+    // others and runs on: no switch for it, no visit to the driver. With every work-item of the
+    // group suspended here but itself, the barrier ring takes over: the others are resumed in
+    // ring order, from its successor on.
     if (++arrived_ == n_ && !mismatch_) {
-      ready_.assign(waiting_.begin(), waiting_.begin() + (n_ - 1));
-      ready_pos_ = 0;
       arrived_ = 0;
       last_barrier_ = round_point_;
       ++round_;
+      if (n_ > 1) {
+        ready_.clear();
+        ready_pos_ = 0;
+        ring_on_ = true;
+        ring_.first = &items_[static_cast<std::size_t>(self)];
+      } else {
+        ready_.assign(waiting_.begin(), waiting_.begin() + (n_ - 1));
+        ready_pos_ = 0;
+      }
       return;
     }
     waiting_[static_cast<std::size_t>(arrived_ - 1)] = self;
     waits_[static_cast<std::size_t>(self)] = 1;
     suspend(self);
+  }
+
+  // --- The barrier ring (cpu::barrier_ring) ---
+  //
+  // From the first release of a barrier at which every work-item of the group arrived, the
+  // group's state is the ring's: the running work-item R, ring_.first (F) and ring_.site say
+  // who is where (cpu.hpp), and nothing else is written; the steady state of a barrier is the
+  // inline switch in the kernel (ki/detail/cpu_barrier.hpp, on x86-64 without sanitizers) or
+  // ring_barrier's switch. Anything else that needs to know where work-items are (a sub-group
+  // function, a work-item's end, an error, a barrier elsewhere) first turns the ring back into
+  // waiting_ / ready_ / waits_ (settle).
+
+  /// A barrier while the ring is on: the round's first arrival opens it (the inline switch then
+  /// takes the others), its last releases it and runs on, any other switches to its successor
+  /// (an arrival the inline switch left to the executor: a build without it, or the same line
+  /// named by another copy of the file name). A barrier elsewhere leaves the ring.
+  [[gnu::noinline]] void ring_barrier(const source_location& where) {
+    item& me = current();
+    const int self = static_cast<int>(slot_of(me));
+    if (ring_.site.file == nullptr) {
+      ring_.site = where;  // (me is ring_.first: the last release's, and nobody ran since)
+    } else if (!same_point(where, ring_.site)) {
+      settle();
+      return barrier(where);
+    }
+    const int next = ring_next(self);
+    if (&items_[static_cast<std::size_t>(next)] == ring_.first) {  // the last arrival
+      last_barrier_ = ring_.site;
+      ++round_;
+      ring_.site = {nullptr, 0, 0};
+      ring_.first = &me;
+      return;
+    }
+    cpu_common::hand_over(fibers_, items_.data(), self, next, ring_next(next), [this](int j) { enter(j); });
+  }
+
+  int ring_next(int k) const { return k + 1 == n_ ? 0 : k + 1; }
+
+  /// Leaves the ring (if it is on): the items from F up to R have arrived at the round's barrier
+  /// (waiting_, in ring order), those after R up to F wait to be resumed (ready_, in ring order).
+  void settle() {
+    if (!ring_on_) return;
+    ring_on_ = false;
+    const int running = static_cast<int>(slot_of(current()));
+    const bool open = ring_.site.file != nullptr;
+    const int first = open ? static_cast<int>(slot_of(*static_cast<const item*>(ring_.first))) : running;
+    arrived_ = 0;
+    for (int k = first; k != running; k = ring_next(k)) {
+      waiting_[static_cast<std::size_t>(arrived_++)] = k;
+      waits_[static_cast<std::size_t>(k)] = 1;
+    }
+    ready_.clear();
+    ready_pos_ = 0;
+    for (int k = ring_next(running); k != first; k = ring_next(k)) {
+      ready_.push_back(k);
+      waits_[static_cast<std::size_t>(k)] = 1;
+    }
+    waits_[static_cast<std::size_t>(running)] = 0;
+    if (open) round_point_ = ring_.site;
+    ring_.site = {nullptr, 0, 0};
+    ring_.first = nullptr;
   }
 
   /// A barrier arrival whose source location may differ from the first arrival's.
@@ -201,6 +281,7 @@ class group_runner final : public cpu::executor {
   }
 
   void collective(cpu::collective& c) override {
+    settle();
     item& it = own_state();
     const i64 W = gs_.sub_group_width;
     it.at = c.where;
@@ -335,13 +416,17 @@ class group_runner final : public cpu::executor {
       try {
         d_->run_items(d_->ctx, loop_);
       } catch (const item_failure& f) {
+        settle();
         if (f.group_level) return fail_group(f.kind, f.message);
         return fail(current(), f.kind, f.message);
       } catch (const std::exception& e) {
+        settle();
         return fail(current(), kernel_error::kind::exception, std::string("threw ") + e.what());
       } catch (...) {
+        settle();
         return fail(current(), kernel_error::kind::exception, "threw an exception that is not a std::exception");
       }
+      settle();  // a work-item ended
       if (suspended_ != 0) return next_to_resume();
       // Every item ran to its end on this fiber: the group is done.
       if (!next_group()) {
@@ -492,6 +577,9 @@ class group_runner final : public cpu::executor {
       suspended_ = 0;
     }
     group_round_ = ++round_;  // records of earlier groups are stale from here on
+    ring_on_ = false;
+    ring_.site = {nullptr, 0, 0};
+    ring_.first = nullptr;
     ready_.clear();
     ready_pos_ = 0;
     arrived_ = 0;
@@ -532,6 +620,10 @@ class group_runner final : public cpu::executor {
     loop_.items = reinterpret_cast<char*>(static_cast<cpu::item_state*>(items_.data()));
     loop_.stride = sizeof(item);
     loop_.count = n_;
+    ring_.begin = reinterpret_cast<char*>(static_cast<cpu::item_state*>(items_.data()));
+    ring_.end = ring_.begin + static_cast<std::size_t>(n_) * sizeof(item);
+    ring_.stride = sizeof(item);
+    ring_.context_offset = static_cast<std::size_t>(reinterpret_cast<char*>(&items_.front().ctx) - ring_.begin);
     waiting_.assign(static_cast<std::size_t>(n_), 0);
     waits_.assign(static_cast<std::size_t>(n_), 0);
     ready_.reserve(static_cast<std::size_t>(n_));
@@ -563,6 +655,8 @@ class group_runner final : public cpu::executor {
   source_location round_point_{};   // where the first arrival of this round waits
   source_location last_barrier_{};  // the barrier released last (valid while round_ != group_round_)
   bool mismatch_ = false;
+  bool ring_on_ = false;    // the group's barrier state is ring_'s (see ring_barrier)
+  cpu::barrier_ring ring_;  // (cpu::current_ring while the inline switch may use it)
   // Barrier rounds of this runner, never reset: +1 at each group's start and at each release.
   std::uint64_t round_ = 0, group_round_ = 0;
 

@@ -8,7 +8,7 @@
 #if KI_GPU_PASS
 #include <ki/detail/gpu.hpp>
 #else
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu_barrier.hpp>
 #endif
 
 namespace ki {
@@ -18,7 +18,7 @@ KI_DEVICE inline void barrier(source_location where = source_location::current()
   (void)where;
   __syncthreads();
 #else
-  detail::cpu::exec("barrier").barrier(where);
+  detail::cpu::barrier(where);
 #endif
 }
 

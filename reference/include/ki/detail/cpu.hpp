@@ -133,8 +133,11 @@ inline constinit thread_local item_state* current = nullptr;
 /// The executor running work-groups on this thread (set with `current`, for the whole run): sync
 /// points reach it without reading the work-item's record.
 inline constinit thread_local executor* current_exec = nullptr;
-/// The barrier ring of that executor, if it has one (null: every barrier calls the executor).
-inline constinit thread_local barrier_ring* current_ring = nullptr;
+/// No ring: its site matches no barrier.
+inline constinit barrier_ring no_ring{};
+/// The barrier ring of that executor, if it has one (else no_ring: every barrier calls the
+/// executor). Never null, so that the inline barrier tests nothing but the site.
+inline constinit thread_local barrier_ring* current_ring = &no_ring;
 
 [[noreturn]] inline void outside_kernel(const char* what) {
   throw std::logic_error(std::string("ki: ") + what + " called outside a kernel");
