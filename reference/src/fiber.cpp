@@ -41,6 +41,12 @@
 // ki_fiber_start is a new context's pc: its stack holds the function to call and its argument
 // (placed there by make_context); it never returns.
 extern "C" void ki_fiber_start();  // ki_fiber_switch is declared in fiber.hpp
+// Both are targets of an indirect jump: with -fcf-protection they start with endbr64.
+#if defined(__CET__)
+#define KI_FIBER_ENDBR "endbr64"
+#else
+#define KI_FIBER_ENDBR ""
+#endif
 asm(R"(
   .text
   .p2align 4
@@ -68,6 +74,7 @@ ki_fiber_switch:
   movq %rsi, %rsp
   jmpq *%rdx
 1:
+  )" KI_FIBER_ENDBR R"(
   popq %r15
   .cfi_adjust_cfa_offset -8
   popq %r14
@@ -91,6 +98,7 @@ ki_fiber_switch:
 ki_fiber_start:
   .cfi_startproc
   .cfi_undefined rip
+  )" KI_FIBER_ENDBR R"(
   popq %rax
   popq %rdi
   xorl %ebp, %ebp

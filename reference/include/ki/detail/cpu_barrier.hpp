@@ -47,6 +47,14 @@ namespace ki::detail::cpu {
 #define KI_DETAIL_AVX512_CLOBBERS
 #endif
 
+// With -fcf-protection, every target of an indirect jump starts with endbr64 (a no-op on CPUs
+// without indirect-branch tracking).
+#if defined(__CET__)
+#define KI_DETAIL_ENDBR "\n\tendbr64"
+#else
+#define KI_DETAIL_ENDBR
+#endif
+
 /// Saves the running context in *save (sp, the address after the jump, rbp) and resumes the
 /// context (sp, pc, bp). Returns when somebody resumes *save.
 KI_ALWAYS_INLINE void switch_inline(fiber_context* save, void* sp, void* pc, void* bp) {
@@ -58,7 +66,7 @@ KI_ALWAYS_INLINE void switch_inline(fiber_context* save, void* sp, void* pc, voi
       "movq %%rcx, %%rbp\n\t"
       "movq %%rsi, %%rsp\n\t"
       "jmpq *%%rdx\n"
-      "1:"
+      "1:" KI_DETAIL_ENDBR
       : "+D"(save), "+S"(sp), "+d"(pc), "+c"(bp)
       :
       : "rax", "rbx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "memory", "cc", "xmm0", "xmm1", "xmm2",
@@ -67,6 +75,7 @@ KI_ALWAYS_INLINE void switch_inline(fiber_context* save, void* sp, void* pc, voi
         "mm6", "mm7" KI_DETAIL_AVX512_CLOBBERS);
 }
 #undef KI_DETAIL_AVX512_CLOBBERS
+#undef KI_DETAIL_ENDBR
 #endif
 
 /// The executor's barrier. Out of line and taking the location by value (in registers), so that
