@@ -135,12 +135,14 @@ namespace {
 
 /// The one call site of every switch (so that the resumed side's returns are predicted, see
 /// above): saves the running context in *save and resumes the context `to`.
-[[gnu::noinline]] void switch_stacks(fiber_context* save, fiber_context to) {
+/// (The context comes as three words, in registers: a 24-byte struct would be passed in memory,
+/// and reading it back as a whole right after storing it in parts stalls store forwarding.)
+[[gnu::noinline]] void switch_stacks(fiber_context* save, void* sp, [[maybe_unused]] void* pc, [[maybe_unused]] void* bp) {
 #if KI_FIBER_OWN_SWITCH
-  ki_fiber_switch(save, to.sp, to.pc, to.bp);
+  ki_fiber_switch(save, sp, pc, bp);
 #else
   // Boost hands the context that switched to us over on arrival: store it where its side asked.
-  const fctx::transfer_t t = fctx::jump_fcontext(to.sp, save);
+  const fctx::transfer_t t = fctx::jump_fcontext(sp, save);
   static_cast<fiber_context*>(t.data)->sp = t.fctx;
 #endif
 }
@@ -335,11 +337,11 @@ struct fiber_core::impl {
 #if KI_FIBER_ASAN
     void* fake = nullptr;
     leave(from_slot >= 0 ? &fake : nullptr, target);
-    switch_stacks(save, c);
+    switch_stacks(save, c.sp, c.pc, c.bp);
     landed(fake);
 #else
     (void)target;
-    switch_stacks(save, c);
+    switch_stacks(save, c.sp, c.pc, c.bp);
 #endif
   }
   fiber_context dropped;  // where an ended context "saves" itself
