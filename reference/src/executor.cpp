@@ -292,7 +292,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
   // of the work-item's record, and ends in a tail call to the switch: a suspended work-item's
   // stack holds nothing of the barrier, and the fast path pushes no register of its own.
   // Everything else: barrier_slow.
-  void barrier(const source_location& where) override {
+  void barrier(source_location where) override {
     const std::size_t self = slot_of(current());
 #if KI_REFERENCE_NO_ALWAYS_ON_CHECKS
     // Measurement only (docs/debugging.md, "What the checks cost"): the barrier without the

@@ -170,7 +170,7 @@ class group_runner final : public cpu::executor {
   // work-item to run next) it writes a byte and an entry of waiting_, nothing of the
   // work-item's record, and ends in a tail call to the switch, as on the reference backend.
   // Else: barrier_slow.
-  void barrier(const source_location& where) override {
+  void barrier(source_location where) override {
     if (ring_on_) [[likely]] return ring_barrier(where);
     const int self = static_cast<int>(slot_of(current()));
     if (self >= loop_.next || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
@@ -181,7 +181,7 @@ class group_runner final : public cpu::executor {
     switch_to_next(self);  // (suspended_ is not 0: the first arrival was suspended)
   }
 
-  [[gnu::noinline]] void barrier_slow(const source_location& where) {
+  [[gnu::noinline]] void barrier_slow(source_location where) {
     const int self = static_cast<int>(slot_of(own_state()));
     if (arrived_ == 0) round_point_ = where;
     else if (!cpu_common::same_site(where, round_point_)) other_barrier(self, where);
@@ -223,7 +223,7 @@ class group_runner final : public cpu::executor {
   /// takes the others), its last releases it and runs on, any other switches to its successor
   /// (an arrival the inline switch left to the executor: a build without it, or the same line
   /// named by another copy of the file name). A barrier elsewhere leaves the ring.
-  [[gnu::noinline]] void ring_barrier(const source_location& where) {
+  [[gnu::noinline]] void ring_barrier(source_location where) {
     item& me = current();
     const int self = static_cast<int>(slot_of(me));
     if (ring_.site.file == nullptr) {

@@ -55,7 +55,7 @@ class executor {
   /// sub-group (or segment), with the caller's result written.
   virtual void collective(collective& c) = 0;
   /// barrier(): returns once every work-item of the group has reached this barrier.
-  virtual void barrier(const source_location& where) = 0;
+  virtual void barrier(source_location where) = 0;  // (by value: in registers, so callers can tail-call it)
   /// localmemory: the group's allocation for the call site `key` (same key, same memory).
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align,
                              const source_location& where) = 0;
