@@ -15,6 +15,8 @@
 //               tile step); baseline: a blocked i-k-j loop (vectorised by the compiler)
 //   barrier     one work-group of 256 items crossing 1000 barriers, one thread: ns per item per
 //               barrier (target <= 3); baseline: the same work as 1000 loops over 256 items
+//   first_barrier  1024 work-groups of 256 items crossing one barrier each, one thread: ns per
+//               item, what a work-item's first sync point costs (its own fiber); no baseline
 //
 // Every benchmark checks its result once before timing it and reports an error instead of a
 // number if it is wrong. Run: ki_bench_simd_cpu --benchmark_repetitions=3 (summary at the end).
@@ -469,6 +471,26 @@ void BM_ki_barrier(benchmark::State& state) {
   items_rate(state, static_cast<double>(group_size) * ops_per_item);
 }
 
+/// One barrier per work-item in many groups: the cost of a work-item's first sync point.
+template <class B>
+void BM_ki_first_barrier(benchmark::State& state) {
+  const B b = make_backend<B>(1);
+  const i64 groups = 1024;
+  auto passed = ki::allocate<int>(b, groups * group_size);
+  const auto launch = [&] {
+    ki::launch(b, {.numgroups = groups, .workgroupsize = group_size}, barrier_loop{}, passed, 1);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    for (int v : ki::to_host(b, passed))
+      if (v != 1) return "a work-item passed " + std::to_string(v) + " barriers, not 1";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(groups * group_size));
+}
+
 /// What a compiler's loop fission would make of barrier_loop: 1000 phases, each a loop over the
 /// 256 items' state.
 void BM_plain_barrier(benchmark::State& state) {
@@ -506,6 +528,8 @@ const bool registered = [] {
   benchmark::RegisterBenchmark("BM_simd_barrier", BM_ki_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_reference_barrier", BM_ki_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_plain_barrier", BM_plain_barrier)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_simd_first_barrier", BM_ki_first_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_reference_first_barrier", BM_ki_first_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
   return true;
 }();
 
@@ -565,6 +589,12 @@ class summary_reporter : public summary_reporter_base {
       print("  barrier, 256 items x 1000, one thread: simd_cpu %.2f ns per item per barrier (target <= 3)", *s);
       if (r) print(" | reference %.2f ns (simd/reference %.2fx faster)", *r, *r / *s);
       if (p) print(" | plain loop-fissioned phases %.2f ns", *p);
+      print("\n");
+    }
+    const auto fs = ns("BM_simd_first_barrier"), fr = ns("BM_reference_first_barrier");
+    if (fs) {
+      print("  first barrier, 1024 groups x 256 items x 1 barrier, one thread: simd_cpu %.1f ns per item", *fs);
+      if (fr) print(" | reference %.1f ns (simd/reference %.2fx faster)", *fr, *fr / *fs);
       print("\n");
     }
   }
