@@ -31,7 +31,8 @@
 // ki_fiber_switch(save, sp, pc, bp): pushes the callee-saved registers (System V ABI: rbp, rbx,
 // r12-r15) on the running stack, stores the stack pointer in save->sp and the address of the
 // code that pops them again (1: below) in save->pc, then resumes the context (sp, pc, bp): loads
-// rbp and rsp and jumps to pc. That is the one way every context is resumed, whoever suspended
+// rbp and rsp and jumps to pc (falling through when pc is 1: itself, the common case between
+// out-of-line switches: an indirect jump there cost ~2 ns per switch on the 2-core VM). That is the one way every context is resumed, whoever suspended
 // it: this function (pc = 1:, which pops the registers and returns to switch_stacks' caller: the
 // return is predicted, see above), ki_fiber_start (a new context), or the inline barrier switch
 // of ki/detail/cpu_barrier.hpp, which saves nothing but sp, pc and rbp because its asm tells
@@ -72,9 +73,11 @@ ki_fiber_switch:
   movq %rax, 8(%rdi)
   movq %rcx, %rbp
   movq %rsi, %rsp
-  jmpq *%rdx
+  cmpq %rax, %rdx
+  jne 2f
 1:
   )" KI_FIBER_ENDBR R"(
+  .cfi_remember_state
   popq %r15
   .cfi_adjust_cfa_offset -8
   popq %r14
@@ -88,6 +91,9 @@ ki_fiber_switch:
   popq %rbp
   .cfi_adjust_cfa_offset -8
   ret
+  .cfi_restore_state
+2:
+  jmpq *%rdx
   .cfi_endproc
   .size ki_fiber_switch, .-ki_fiber_switch
 

@@ -80,7 +80,9 @@ class fiber_core {
   /// Suspend the running context into slot `from` and resume the fiber in slot `to`.
   void switch_to(int from, int to) {
 #if KI_FIBER_INLINE_SWITCH
-    const fiber_context c = std::exchange(slot(to), fiber_context{});
+    fiber_context& t = slot(to);
+    const fiber_context c = t;
+    t.sp = nullptr;  // empty
     if (c.sp == nullptr) [[unlikely]] empty_slot();
     ki_fiber_switch(&slot(from), c.sp, c.pc, c.bp);  // counts of live slots: -1 + 1
 #else

@@ -78,10 +78,6 @@ KI_ALWAYS_INLINE void switch_inline(fiber_context* save, void* sp, void* pc, voi
 #undef KI_DETAIL_ENDBR
 #endif
 
-/// The executor's barrier. Out of line and taking the location by value (in registers), so that
-/// a kernel's inlined barrier does not build a source_location in memory on every call.
-[[gnu::noinline]] inline void barrier_call(source_location where) { exec("barrier").barrier(where); }
-
 /// ki::barrier() on a CPU backend.
 KI_ALWAYS_INLINE void barrier(const source_location& where) {
 #if KI_CPU_INLINE_BARRIER
@@ -103,7 +99,7 @@ KI_ALWAYS_INLINE void barrier(const source_location& where) {
     }
   }
 #endif
-  barrier_call(where);
+  exec("barrier").barrier(where);  // (the location by value: in registers)
 }
 
 }  // namespace ki::detail::cpu
