@@ -307,7 +307,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     switch_to_next(static_cast<int>(self));
   }
 
-  [[gnu::noinline]] void barrier_slow(std::size_t self, const source_location& where) {
+  [[gnu::noinline]] void barrier_slow(std::size_t self, source_location where) {
     status_[self] = status::waiting;
     if (!accesses_.empty()) flush_accesses();
     if (arrived_ == 0) round_point_ = fast_point_ = where;
@@ -319,7 +319,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
   }
 
   /// A barrier arrival whose source location may differ from the first arrival's.
-  [[gnu::noinline]] void other_barrier(item& it, const source_location& where) {
+  [[gnu::noinline]] void other_barrier(item& it, source_location where) {
     if (same_point(where, round_point_)) return;  // the same line, named by another copy of the file name
     mismatch_ = true;
     it.at = where;

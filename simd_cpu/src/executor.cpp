@@ -271,7 +271,7 @@ class group_runner final : public cpu::executor {
   }
 
   /// A barrier arrival whose source location may differ from the first arrival's.
-  [[gnu::noinline]] void other_barrier(int self, const source_location& where) {
+  [[gnu::noinline]] void other_barrier(int self, source_location where) {  // (by value: see barrier_slow)
     if (same_point(where, round_point_)) return;  // the same line, named by another copy of the file name
     item& it = items_[static_cast<std::size_t>(self)];
     mismatch_ = true;
