@@ -225,10 +225,12 @@ class group_runner final : public cpu::executor, public checked::recorder {
     clear_pending();
     checked::active = this;
     cpu::current_exec = this;  // (current is set per work-item)
+    cpu::current_group = &gs_;
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
     checked::active = nullptr;
     cpu::current_exec = nullptr;
+    cpu::current_group = nullptr;
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     dirty_statuses_ = true;  // cleared below when the group finished normally
     cpu::current = nullptr;

@@ -132,6 +132,7 @@ class group_runner final : public cpu::executor {
     // While this thread runs the chunk's groups, only it touches their local memory.
     std::tie(cpu::private_begin, cpu::private_end) = arena_.first();
     cpu::current_exec = this;  // (current is set per work-item)
+    cpu::current_group = &gs_;
 #if KI_FIBER_INLINE_SWITCH
     cpu::current_ring = &ring_;
 #endif
@@ -139,6 +140,7 @@ class group_runner final : public cpu::executor {
     settle();  // (a fault may have stopped the group in the ring)
     cpu::current_ring = &cpu::no_ring;
     cpu::current_exec = nullptr;
+    cpu::current_group = nullptr;
     cpu::private_begin = cpu::private_end = 0;
     const item* faulting = cpu::current != nullptr ? static_cast<const item*>(cpu::current) : &items_.front();
     cpu::current = nullptr;

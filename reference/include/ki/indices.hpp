@@ -39,7 +39,8 @@ KI_DEVICE inline xyz<T> get_group_id() {
 #if KI_GPU_PASS
   return detail::narrow<T>(blockIdx.x, blockIdx.y, blockIdx.z);
 #else
-  const auto& g = detail::cpu::here("get_group_id").group->group_id;
+  (void)detail::cpu::here("get_group_id");
+  const auto& g = detail::cpu::current_group->group_id;
   return detail::narrow<T>(g.x, g.y, g.z);
 #endif
 }
@@ -50,7 +51,8 @@ KI_DEVICE inline xyz<T> get_local_size() {
 #if KI_GPU_PASS
   return detail::narrow<T>(blockDim.x, blockDim.y, blockDim.z);
 #else
-  const auto& s = detail::cpu::here("get_local_size").group->local_size;
+  (void)detail::cpu::here("get_local_size");
+  const auto& s = detail::cpu::current_group->local_size;
   return detail::narrow<T>(s.x, s.y, s.z);
 #endif
 }
@@ -61,7 +63,8 @@ KI_DEVICE inline xyz<T> get_num_groups() {
 #if KI_GPU_PASS
   return detail::narrow<T>(gridDim.x, gridDim.y, gridDim.z);
 #else
-  const auto& n = detail::cpu::here("get_num_groups").group->num_groups;
+  (void)detail::cpu::here("get_num_groups");
+  const auto& n = detail::cpu::current_group->num_groups;
   return detail::narrow<T>(n.x, n.y, n.z);
 #endif
 }
@@ -75,7 +78,7 @@ KI_DEVICE inline xyz<T> get_global_id() {
                            std::int64_t(blockIdx.z) * blockDim.z + threadIdx.z);
 #else
   const auto& it = detail::cpu::here("get_global_id");
-  const auto& base = it.group->global_base;  // group_id * local_size
+  const auto& base = detail::cpu::current_group->global_base;  // group_id * local_size
   return detail::narrow<T>(base.x + it.local_id.x, base.y + it.local_id.y, base.z + it.local_id.z);
 #endif
 }
@@ -88,7 +91,8 @@ KI_DEVICE inline xyz<T> get_global_size() {
   return detail::narrow<T>(std::int64_t(gridDim.x) * blockDim.x, std::int64_t(gridDim.y) * blockDim.y,
                            std::int64_t(gridDim.z) * blockDim.z);
 #else
-  const auto& g = *detail::cpu::here("get_global_size").group;
+  (void)detail::cpu::here("get_global_size");
+  const auto& g = *detail::cpu::current_group;
   return detail::narrow<T>(g.num_groups.x * g.local_size.x, g.num_groups.y * g.local_size.y,
                            g.num_groups.z * g.local_size.z);
 #endif

@@ -135,6 +135,11 @@ inline constinit thread_local item_state* current = nullptr;
 inline constinit thread_local executor* current_exec = nullptr;
 /// No ring: its site matches no barrier.
 inline constinit barrier_ring no_ring{};
+/// The work-group running on this thread (set with `current_exec`: an executor runs one group
+/// at a time per thread and keeps it in one group_state, which every work-item's `group` points
+/// to). The index queries read it rather than the work-item's record: a load less per query,
+/// and one that the compiler can hoist out of an item loop.
+inline constinit thread_local const group_state* current_group = nullptr;
 /// The barrier ring of that executor, if it has one (else no_ring: every barrier calls the
 /// executor). Never null, so that the inline barrier tests nothing but the site.
 inline constinit thread_local barrier_ring* current_ring = &no_ring;
