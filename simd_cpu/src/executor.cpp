@@ -183,6 +183,8 @@ class group_runner final : public cpu::executor {
     switch_to_next(self);  // (suspended_ is not 0: the first arrival was suspended)
   }
 
+  // (The location by value in every barrier path: a by-value parameter whose address is passed
+  // on would stop GCC from tail-calling the switch, leaving a frame more on suspended stacks.)
   [[gnu::noinline]] void barrier_slow(source_location where) {
     const int self = static_cast<int>(slot_of(own_state()));
     if (arrived_ == 0) round_point_ = where;
