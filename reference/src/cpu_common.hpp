@@ -91,11 +91,8 @@ inline std::string to_string(const source_location& s) {
   return s.column != 0 ? r + ":" + std::to_string(s.column) : r;
 }
 
-/// The barriers' fast-path test: the same call site named by the same file-name pointer (a
-/// false "no" only sends the caller to its slow path, which uses same_point).
-inline bool same_site(const source_location& a, const source_location& b) {
-  return a.line == b.line && a.column == b.column && a.file == b.file;
-}
+/// The barriers' fast-path test (shared with the inline barrier, ki/detail/cpu.hpp).
+using cpu::same_site;
 
 inline bool same_point(const source_location& a, const source_location& b) {
   return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);

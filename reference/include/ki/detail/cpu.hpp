@@ -101,6 +101,12 @@ inline bool group_private(const void* p) {
   return a - private_begin < private_end - private_begin;  // one compare; empty range: never
 }
 
+/// The barriers' fast-path test: the same call site named by the same file-name pointer (a false
+/// "no" only sends the caller to its slow path, which also compares the names).
+inline bool same_site(const source_location& a, const source_location& b) {
+  return a.line == b.line && a.column == b.column && a.file == b.file;
+}
+
 /// A suspended fiber (CPU backends' fiber core, reference/src/fiber.hpp): resumed by loading
 /// rbp and rsp and jumping to pc (x86-64; with Boost.Context's switch only sp is used). Empty
 /// while sp is null.

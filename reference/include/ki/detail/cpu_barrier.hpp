@@ -83,7 +83,7 @@ KI_ALWAYS_INLINE void barrier(const source_location& where) {
 #if KI_CPU_INLINE_BARRIER
   // (A site is set only while a work-item of the ring's group runs: `current` is not null.)
   barrier_ring* const r = current_ring;
-  if (where.line == r->site.line && where.column == r->site.column && where.file == r->site.file) [[likely]] {
+  if (same_site(where, r->site)) [[likely]] {
     item_state* const me = current;
     char* t = reinterpret_cast<char*>(me) + r->stride;
     if (t == r->end) t = r->begin;
