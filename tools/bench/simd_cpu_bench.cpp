@@ -2,7 +2,9 @@
 // same run (and the reference backend where that is cheap):
 //
 //   vadd        c[i] = a[i] + b[i], 2^24 and 2^26 floats, work-group 256: simd_cpu, the
-//               reference (2^24) and a plain loop, all on every core (target: simd_cpu >= 0.9x)
+//               reference (2^24) and a plain loop, all on every core (target: simd_cpu >= 0.9x);
+//               and two ceilings for running work-items one at a time (2^24): the plain loop
+//               not vectorised, and the kernel's body (guard and bounds checks) as a plain loop
 //   tree_reduce Metal's partial_sums!: 256 floats of local memory, a barrier after the load and
 //               after each halving, one sum per group, 2^24 floats; baseline: a plain loop
 //               summing the same chunks of 256
@@ -210,6 +212,59 @@ void BM_plain_vadd(benchmark::State& state) {
       for (i64 i = lo; i < hi; ++i) c[i] = a[i] + b[i];
     });
     benchmark::DoNotOptimize(c);
+    benchmark::ClobberMemory();
+  };
+  run();
+  for (auto _ : state) run();
+  state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
+}
+
+// What any executor that runs a kernel's work-items one at a time can reach at best: the
+// plain loop without vectorisation, and the vadd kernel's own body (its `i < c.size()` guard and
+// the ki::span bounds checks that CPU backends make) as a plain loop over the same elements,
+// with nothing of an executor around it. Neither GCC 12 nor Clang 15 vectorises the latter:
+// a bounds check may throw (a loop exit), and even without checks the guard alone keeps GCC 12
+// from vectorising (no if-converted stores on baseline x86-64).
+#if defined(__clang__)
+#define KI_BENCH_NO_VECTORIZE
+#define KI_BENCH_NO_VECTORIZE_LOOP _Pragma("clang loop vectorize(disable) interleave(disable)")
+#else
+#define KI_BENCH_NO_VECTORIZE __attribute__((optimize("no-tree-vectorize")))
+#define KI_BENCH_NO_VECTORIZE_LOOP
+#endif
+KI_BENCH_NO_VECTORIZE void scalar_add(float* c, const float* a, const float* b, i64 lo, i64 hi) {
+  KI_BENCH_NO_VECTORIZE_LOOP
+  for (i64 i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+}
+
+void BM_plain_vadd_scalar(benchmark::State& state) {
+  auto& d = floats<simd_backend>(state.range(0));
+  float* c = d.c.data();
+  const float *a = d.a.data(), *b = d.b.data();
+  const int threads = plain_threads(state, 1);
+  const auto run = [&] {
+    split(threads, d.n, [=](i64 lo, i64 hi) { scalar_add(c, a, b, lo, hi); });
+    benchmark::DoNotOptimize(c);
+    benchmark::ClobberMemory();
+  };
+  run();
+  for (auto _ : state) run();
+  state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
+}
+
+void BM_plain_vadd_checked(benchmark::State& state) {
+  auto& d = floats<simd_backend>(state.range(0));
+  const ki::span<float> c(d.c.data(), d.n);
+  const ki::span<const float> a(d.a.data(), d.n), b(d.b.data(), d.n);
+  const int threads = plain_threads(state, 1);
+  const auto run = [&] {
+    split(threads, d.n, [=](i64 lo, i64 hi) {
+      const ki::span<float> cc = c;  // (locals: in registers, as in an item loop)
+      const ki::span<const float> aa = a, bb = b;
+      for (i64 i = lo; i < hi; ++i)
+        if (i < cc.size()) cc[i] = aa[i] + bb[i];
+    });
+    benchmark::DoNotOptimize(d.c.data());
     benchmark::ClobberMemory();
   };
   run();
@@ -513,6 +568,8 @@ const bool registered = [] {
   both("BM_simd_vadd", BM_ki_vadd<simd_backend>, vadd_sizes);
   both("BM_plain_vadd", BM_plain_vadd, vadd_sizes);
   both("BM_reference_vadd", BM_ki_vadd<ref_backend>, {{i64{1} << 24}});
+  both("BM_plain_vadd_scalar", BM_plain_vadd_scalar, {{i64{1} << 24}});
+  both("BM_plain_vadd_checked", BM_plain_vadd_checked, {{i64{1} << 24}});
   both("BM_simd_tree_reduce", BM_ki_tree_reduce<simd_backend>);
   both("BM_plain_tree_reduce", BM_plain_tree_reduce);
   both("BM_reference_tree_reduce", BM_ki_tree_reduce<ref_backend>);
@@ -570,6 +627,15 @@ class summary_reporter : public summary_reporter_base {
         const std::string n = "/" + std::to_string(i64{1} << lg);
         row("vadd 2^" + std::to_string(lg), suffix, "BM_simd_vadd" + n, "BM_plain_vadd" + n, "BM_reference_vadd" + n,
             "bytes_per_second", 1e-9, "GB/s");
+      }
+      // The ceilings of running work-items one at a time (see BM_plain_vadd_checked).
+      for (const char* k : {"scalar", "checked"}) {
+        const auto c = rate(std::string("BM_plain_vadd_") + k + "/16777216" + suffix, "bytes_per_second", 1e-9),
+                   p = rate("BM_plain_vadd/16777216" + suffix, "bytes_per_second", 1e-9);
+        if (c && p)
+          print("  %-34s %s %9.3f GB/s | /plain %6.3fx (a ceiling for one work-item at a time)\n",
+                (std::string("vadd 2^24, plain ") + k).c_str(), *k == 's' ? "not vectorised   " : "kernel body, checks", *c,
+                *c / *p);
       }
       row("tree reduction 2^24", suffix, "BM_simd_tree_reduce", "BM_plain_tree_reduce", "BM_reference_tree_reduce",
           "bytes_per_second", 1e-9, "GB/s");
