@@ -83,9 +83,10 @@ int resolve_threads(const backend& b) {
   return b.threads > 0 ? b.threads : from_env;
 }
 
-/// On a cache-line boundary: the index queries read only its first line (cpu::item_state), and
-/// a barrier does not touch it at all.
-struct alignas(64) item : cpu::item_state {
+/// On a cache-line boundary, 128 bytes: its first line holds the context (where the barrier
+/// ring's inline switch saves and finds the work-item's fiber while it is suspended: its slot in
+/// the fiber core, ki/detail/cpu_barrier.hpp) and what the index queries read of the item_state.
+struct alignas(64) item : cpu::ring_context, cpu::item_state {
   // A sync point the group does not know by itself (group_runner::sync_point says which that
   // is): a sub-group function it waits in or passed, or a barrier other than the one the
   // others wait at. Valid while at_round is the runner's round_ (nothing is reset per group).
@@ -94,10 +95,8 @@ struct alignas(64) item : cpu::item_state {
   bool at_barrier = true;           // a barrier, else the sub-group function `kind`
   cpu::collective_kind kind{};
   cpu::collective* coll = nullptr;  // while in a sub-group function: its record
-  // Its fiber while it is suspended: its slot in the fiber core, where the barrier ring's inline
-  // switch (ki/detail/cpu_barrier.hpp) saves and finds it.
-  cpu::fiber_context ctx;
 };
+static_assert(sizeof(item) == 128);
 
 /// Where an error says a work-item is: the sync point, and "barrier" or a function's name
 /// (nullptr: it has passed none in this group).
@@ -627,7 +626,8 @@ class group_runner final : public cpu::executor {
     ring_.begin = reinterpret_cast<char*>(static_cast<cpu::item_state*>(items_.data()));
     ring_.end = ring_.begin + static_cast<std::size_t>(n_) * sizeof(item);
     ring_.stride = sizeof(item);
-    ring_.context_offset = static_cast<std::size_t>(reinterpret_cast<char*>(&items_.front().ctx) - ring_.begin);
+    if (cpu::ring_context_of(&items_.front()) != &items_.front().ctx)  // (the layout the inline barrier assumes)
+      throw std::logic_error("ki::simd_cpu: internal error: a work-item's context is not right before its item_state");
     waiting_.assign(static_cast<std::size_t>(n_), 0);
     waits_.assign(static_cast<std::size_t>(n_), 0);
     ready_.reserve(static_cast<std::size_t>(n_));

@@ -122,17 +122,26 @@ struct fiber_context {
 /// barrier, every work-item of the group other than the running one is suspended, the ring
 /// order is work-item order (after the last record comes the first), the items from `first`
 /// up to the running one have arrived at `site` and the others wait to be resumed; a work-item
-/// arriving at `site` whose successor is not `first` may suspend itself into its record's
-/// context (`context_offset` bytes into it) and resume its successor's, making it current.
-/// Every other case is the executor's (file null: no round open, or no ring).
+/// arriving at `site` whose successor is not `first` may suspend itself into its context
+/// (ring_context_of) and resume its successor's, making it current. Every other case is the
+/// executor's (file null: no round open, or no ring).
 struct barrier_ring {
   source_location site{nullptr, 0, 0};
   const item_state* first = nullptr;
-  char* begin = nullptr;  ///< work-item 0's record (an item_state at its start)
-  char* end = nullptr;    ///< one record past the last
+  char* begin = nullptr;  ///< work-item 0's item_state
+  char* end = nullptr;    ///< `stride` bytes past the last one's
   std::size_t stride = 0;
-  std::size_t context_offset = 0;
 };
+
+/// Where the ring keeps a work-item's context: right before its item_state. An executor that
+/// keeps a ring derives its work-item records from ring_context first, then item_state (a
+/// fixed offset: the inline barrier loads no offset).
+struct ring_context {
+  fiber_context ctx;
+};
+inline fiber_context* ring_context_of(item_state* it) {
+  return &reinterpret_cast<ring_context*>(reinterpret_cast<char*>(it) - sizeof(ring_context))->ctx;
+}
 
 /// The work-item running on this thread, or null outside kernels.
 inline constinit thread_local item_state* current = nullptr;

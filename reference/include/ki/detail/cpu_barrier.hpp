@@ -88,13 +88,12 @@ KI_ALWAYS_INLINE void barrier(const source_location& where) {
     char* t = reinterpret_cast<char*>(me) + r->stride;
     if (t == r->end) t = r->begin;
     if (t != reinterpret_cast<const char*>(r->first)) [[likely]] {
-      auto* const to = reinterpret_cast<fiber_context*>(t + r->context_offset);
-      const char* t2 = t + r->stride;
-      if (t2 != r->end) __builtin_prefetch(reinterpret_cast<const fiber_context*>(t2 + r->context_offset)->sp);
+      auto* const next = reinterpret_cast<item_state*>(t);
+      fiber_context* const to = ring_context_of(next);
       const fiber_context c = *to;
       to->sp = nullptr;  // running: its slot is empty
-      current = reinterpret_cast<item_state*>(t);
-      switch_inline(reinterpret_cast<fiber_context*>(reinterpret_cast<char*>(me) + r->context_offset), c.sp, c.pc, c.bp);
+      current = next;
+      switch_inline(ring_context_of(me), c.sp, c.pc, c.bp);
       return;
     }
   }
