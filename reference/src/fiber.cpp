@@ -143,10 +143,17 @@ namespace {
 /// above): saves the running context in *save and resumes the context `to`.
 /// (The context comes as three words, in registers: a 24-byte struct would be passed in memory,
 /// and reading it back as a whole right after storing it in parts stalls store forwarding.)
+#if !KI_FIBER_OWN_SWITCH
+// With Boost.Context, a new context's pc field holds its start argument (Boost keeps no pc of
+// its own): switch_stacks leaves it here for boost_start.
+thread_local void* tl_start_arg = nullptr;
+#endif
+
 [[gnu::noinline]] void switch_stacks(fiber_context* save, void* sp, [[maybe_unused]] void* pc, [[maybe_unused]] void* bp) {
 #if KI_FIBER_OWN_SWITCH
   ki_fiber_switch(save, sp, pc, bp);
 #else
+  tl_start_arg = pc;  // (null for a context that was suspended: only its sp is kept)
   // Boost hands the context that switched to us over on arrival: store it where its side asked.
   const fctx::transfer_t t = fctx::jump_fcontext(sp, save);
   static_cast<fiber_context*>(t.data)->sp = t.fctx;
@@ -154,19 +161,20 @@ namespace {
 }
 
 #if !KI_FIBER_OWN_SWITCH
-// Boost's first code of a new context: records the creator's context, then runs the entry
-// that make_context left in thread-local storage.
-thread_local void (*tl_start_fn)(void*) = nullptr;
-thread_local void* tl_start_arg = nullptr;
+// Boost's first code of a new context: records the creator's context, then runs the entry.
+thread_local void (*tl_start_fn)(void*) = nullptr;  // what every new context of this thread runs (always the same)
 void boost_start(fctx::transfer_t t) {
+  void* const arg = tl_start_arg;  // before anything else can switch on this thread
   static_cast<fiber_context*>(t.data)->sp = t.fctx;
-  tl_start_fn(tl_start_arg);
+  tl_start_fn(arg);
   std::abort();  // the entry never returns
 }
 #endif
 
 /// A new context on the stack below `top` (16-byte aligned) that, when first resumed, calls
-/// fn(arg) on that stack; fn must never return (it switches away for good instead).
+/// fn(arg) on that stack; fn must never return (it switches away for good instead). It holds
+/// all it needs (nothing is left in thread-local storage), so any number of them can wait to be
+/// started, and anybody that resumes contexts can start it.
 fiber_context make_context(char* top, std::size_t size, void (*fn)(void*), void* arg) {
 #if KI_FIBER_OWN_SWITCH
   (void)size;
@@ -177,9 +185,8 @@ fiber_context make_context(char* top, std::size_t size, void (*fn)(void*), void*
   sp[1] = arg;
   return {sp, reinterpret_cast<void*>(&ki_fiber_start), nullptr};
 #else
-  tl_start_fn = fn;  // read by boost_start before anything else can spawn on this thread
-  tl_start_arg = arg;
-  return {fctx::make_fcontext(top, size, &boost_start), nullptr, nullptr};
+  tl_start_fn = fn;
+  return {fctx::make_fcontext(top, size, &boost_start), arg, nullptr};
 #endif
 }
 
@@ -285,7 +292,8 @@ thread_local std::uint64_t tl_checked_generation = 0;  // the generation this th
 struct fiber_core::impl {
   std::size_t usable;
   std::vector<stack> stacks;  // every stack this thread ever made
-  std::vector<char*> free;    // tops of the free ones
+  std::vector<char*> free;    // the tops of the free ones: the first nfree (one entry per stack)
+  std::size_t nfree = 0;
   explicit impl(fiber_core& c) : core(c) {}
   fiber_core& core;  // its slots hold the suspended contexts
   int live = 0;      // non-empty slots (so that reset() need not scan them)
@@ -352,27 +360,27 @@ struct fiber_core::impl {
   }
   fiber_context dropped;  // where an ended context "saves" itself
   int from = -1;      // slot of the context switching away; -1: it has ended (nothing to keep)
-  entry_fn entry = nullptr;  // what the next spawned fiber runs
-  void* arg = nullptr;
-  char* entry_stack = nullptr;
   fault last_fault;  // written by the signal handler, read after siglongjmp
 
   char* get_stack() {
-    if (!free.empty()) {
-      char* top = free.back();
-      free.pop_back();
-      return top;
-    }
+    if (nfree != 0) return free[--nfree];
     const std::size_t total = guard_bytes + usable + colour_span;
     void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     ::mprotect(p, guard_bytes, PROT_NONE);
+    free.reserve(stacks.size() + 1);
     stacks.push_back({static_cast<char*>(p), total, stacks.size() * colour_step % colour_span});
+    free.resize(stacks.size());  // (room for every stack: putting one back never allocates)
     return stacks.back().top();
   }
+  void put_back(char* top) { free[nfree++] = top; }
 
   fiber_context take(int i) {
-    const fiber_context c = std::exchange(core.slot(i), fiber_context{});
+    // Field by field: a copy of the whole context goes through a vector register, and the
+    // 8-byte loads of it that follow cannot be forwarded from that 16-byte store.
+    fiber_context& slot = core.slot(i);
+    const fiber_context c{slot.sp, slot.pc, slot.bp};
+    slot.sp = nullptr;
     if (c.sp == nullptr) empty_slot();
     --live;
     return c;
@@ -380,20 +388,46 @@ struct fiber_core::impl {
 
   // First code of every fiber (through make_context). It never returns: when the entry is
   // done, the stack goes back to the pool and the fiber switches away for good.
-  static void fiber_main(void* arg) {
-    impl* self = static_cast<impl*>(arg);
+  /// What a new fiber runs, at the top of its own stack.
+  struct start_record {
+    impl* core;
+    entry_fn entry;
+    void* arg;
+    char* top;  // the stack's top, for the pool
+  };
+  static_assert(sizeof(start_record) % 16 == 0);
+
+  /// A context that starts entry(arg) on a stack of the pool (fiber_main).
+  fiber_context new_fiber(entry_fn entry, void* arg, char*& top) {
+    top = get_stack();
+    auto* const r = reinterpret_cast<start_record*>(top) - 1;
+    *r = {this, entry, arg, top};
+    return make_context(reinterpret_cast<char*>(r), usable - sizeof(start_record), &impl::fiber_main, r);
+  }
+
+  [[noreturn]] static void fiber_main(void* arg) {
+    const start_record* const r = static_cast<const start_record*>(arg);
+    impl* const self = r->core;
 #if KI_FIBER_ASAN
     self->landed(nullptr);
 #endif
-    char* const my_stack = self->entry_stack;
-    const int next = self->entry(self->arg);
-    self->free.push_back(my_stack);  // safe: nothing runs on this thread before we leave it
+    char* const my_stack = r->top;
+    const int next = r->entry(r->arg);
+    self->put_back(my_stack);  // safe: nothing runs on this thread before we leave it
     const fiber_context to = self->take(next);
 #if KI_FIBER_TSAN
     self->tsan_leave(-1, self->tsan_of_slot(next));
 #endif
-    self->go(-1, to, self->region_of(next));  // nobody resumes an ended fiber
+#if KI_FIBER_INLINE_SWITCH
+    // Nothing to save: nobody resumes an ended fiber. A jump, not a call: a call that never
+    // returns would leave an entry in the return-stack predictor for the resumed fiber's
+    // returns to mispredict on.
+    asm volatile("movq %0, %%rbp\n\tmovq %1, %%rsp\n\tjmpq *%2" : : "r"(to.bp), "r"(to.sp), "r"(to.pc));
+    __builtin_unreachable();
+#else
+    self->go(-1, to, self->region_of(next));  // (sanitizers: announced; Boost: its own jump)
     std::abort();
+#endif
   }
 };
 
@@ -428,15 +462,31 @@ void fiber_core::reset(int slots, fiber_context* records, std::size_t stride, in
 
 void fiber_core::spawn(int from, entry_fn entry, void* arg) {
   impl* s = impl_.get();
-  char* top = s->get_stack();
-  const fiber_context c = make_context(top, s->usable, &impl::fiber_main, s);
-  s->entry = entry;
-  s->arg = arg;
-  s->entry_stack = top;
+  char* top = nullptr;
+  const fiber_context c = s->new_fiber(entry, arg, top);
 #if KI_FIBER_TSAN
   s->tsan_leave(from, s->tsan_of_stack(top));
 #endif
   s->go(from, c, {top - s->usable, s->usable});
+}
+
+void fiber_core::prepare(int first, int last, entry_fn entry, void* arg) {
+  impl* s = impl_.get();
+  for (int k = first; k < last; ++k) {
+    fiber_context& c = slot(k);
+    if (c.sp != nullptr) throw std::logic_error("ki::reference: internal error: preparing a fiber in a full slot");
+    [[maybe_unused]] char* top = nullptr;
+    c = s->new_fiber(entry, arg, top);
+    ++s->live;
+#if KI_FIBER_ASAN
+    if (s->slot_region.size() < static_cast<std::size_t>(count_)) s->slot_region.resize(static_cast<std::size_t>(count_));
+    s->slot_region[static_cast<std::size_t>(k)] = {top - s->usable, s->usable};
+#endif
+#if KI_FIBER_TSAN
+    if (s->slot_tsan.size() < static_cast<std::size_t>(count_)) s->slot_tsan.resize(static_cast<std::size_t>(count_), nullptr);
+    s->slot_tsan[static_cast<std::size_t>(k)] = s->tsan_of_stack(top);
+#endif
+  }
 }
 
 void fiber_core::switch_slow(int from, int to) {
@@ -490,13 +540,13 @@ void fiber_core::recheck_fault_handlers() noexcept { handler_generation.fetch_ad
 void fiber_core::abandon_all() noexcept {
   for (int k = 0; k < count_; ++k) slot(k) = {};  // a dropped context is just forgotten, never unwound
   impl_->live = 0;
-  impl_->free.clear();
+  impl_->nfree = 0;
   for (const stack& s : impl_->stacks) {
 #if KI_FIBER_ASAN
     // The dropped fibers' frames never returned: clear ASan's marks before the stack is reused.
     __asan_unpoison_memory_region(s.base + guard_bytes, s.total - guard_bytes);
 #endif
-    impl_->free.push_back(s.top());
+    impl_->put_back(s.top());
   }
 }
 

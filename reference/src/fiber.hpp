@@ -77,6 +77,11 @@ class fiber_core {
   void reset(int slots, fiber_context* records = nullptr, std::size_t stride = 0, int external = 0);
   /// From the running context (to be kept in slot `from`), start a fiber running entry(arg).
   void spawn(int from, entry_fn entry, void* arg);
+  /// Puts a fiber that will run entry(arg) into each of the empty slots first .. last - 1,
+  /// without starting it: resuming the slot (switch_to, or an inline switch into the slot's
+  /// context) starts it. Each takes a stack of the pool now; abandon_all reclaims those that
+  /// never run.
+  void prepare(int first, int last, entry_fn entry, void* arg);
   /// Suspend the running context into slot `from` and resume the fiber in slot `to`.
   void switch_to(int from, int to) {
 #if KI_FIBER_INLINE_SWITCH

@@ -12,6 +12,10 @@
 //     when nobody can run, the driver on the thread's own stack. The last work-item to reach a
 //     barrier releases the others and runs on without a switch; the last participant of a
 //     sub-group function performs it for all (sub_group.cpp) and runs on.
+//   * Except at work-item 0's first barrier, when no other work-item has started (the common
+//     case): then every other work-item gets a fiber prepared to run it from its start, and the
+//     barrier ring (below) opens at once, so that the first round is inline switches from one
+//     work-item into the next, as later rounds are.
 //   * A group in which some item was suspended is finished by the driver; the next group of the
 //     chunk then starts on a new runner.
 // The execution order is the reference backend's forward schedule, up to which item runs first
@@ -186,6 +190,8 @@ class group_runner final : public cpu::executor {
   // on would stop GCC from tail-calling the switch, leaving a frame more on suspended stacks.)
   [[gnu::noinline]] void barrier_slow(source_location where) {
     const int self = static_cast<int>(slot_of(own_state()));
+    // Work-item 0 at the group's first sync point, nobody else started: open the ring now.
+    if (self == 0 && loop_.next == 1 && arrived_ == 0 && suspended_ == 0 && n_ > 1) return open_ring(where);
     if (arrived_ == 0) round_point_ = where;
     else if (!cpu_common::same_site(where, round_point_)) other_barrier(self, where);
     // The last of the group to arrive (every item started, none exited, all here) releases the
@@ -248,10 +254,31 @@ class group_runner final : public cpu::executor {
 
   int ring_next(int k) const { return k + 1 == n_ ? 0 : k + 1; }
 
+  /// Work-item 0 has reached a barrier as the group's first sync point, before any other
+  /// work-item started: every other work-item gets a fiber now, prepared in its slot to run
+  /// it from its start (item_entry), and the ring opens with work-item 0 as the round's first
+  /// arrival. The others then start as the ring resumes them, in work-item order, each by the
+  /// previous one's arrival: the first round costs what a later one does, plus the fiber's
+  /// start, instead of a runner fiber per work-item going through the executor. For the rest
+  /// of the executor they are started (loop_.next = n_); while they wait to be resumed, a
+  /// settled ring lists them as ready, which starts them just as well.
+  void open_ring(source_location where) {
+    for (int k = 1; k < n_; ++k) items_[static_cast<std::size_t>(k)].coll = nullptr;  // (it may hold a former group's)
+    fibers_.prepare(1, static_cast<int>(n_), &group_runner::item_entry, this);
+    loop_.next = n_;
+    ring_on_ = true;
+    ring_.first = &items_.front();
+    ring_.site = where;
+    ++suspended_;
+    cpu_common::hand_over(fibers_, items_.data(), 0, 1, n_ > 2 ? 2 : -1, [this](int j) { enter(j); });
+  }
+
   /// Leaves the ring (if it is on): the items from F up to R have arrived at the round's barrier
   /// (waiting_, in ring order), those after R up to F wait to be resumed (ready_, in ring order).
   void settle() {
-    if (!ring_on_) return;
+    if (ring_on_) [[unlikely]] settle_ring();
+  }
+  [[gnu::noinline]] void settle_ring() {
     ring_on_ = false;
     const int running = static_cast<int>(slot_of(current()));
     const bool open = ring_.site.file != nullptr;
@@ -415,28 +442,61 @@ class group_runner final : public cpu::executor {
   /// item's) or none are left; while no item of the group was suspended, goes on with the
   /// chunk's next group on the same fiber. Returns whom to resume when the fiber ends.
   int runner() {
-    for (;;) {
-      try {
-        d_->run_items(d_->ctx, loop_);
-      } catch (const item_failure& f) {
-        settle();
-        if (f.group_level) return fail_group(f.kind, f.message);
-        return fail(current(), f.kind, f.message);
-      } catch (const std::exception& e) {
-        settle();
-        return fail(current(), kernel_error::kind::exception, std::string("threw ") + e.what());
-      } catch (...) {
-        settle();
-        return fail(current(), kernel_error::kind::exception, "threw an exception that is not a std::exception");
-      }
-      settle();  // a work-item ended
-      if (suspended_ != 0) return next_to_resume();
-      // Every item ran to its end on this fiber: the group is done.
-      if (!next_group()) {
-        done_ = true;
-        return static_cast<int>(n_);
-      }
+    for (;;)
+      if (const int next = run_loop(); next >= 0) return next;
+  }
+
+  /// A fiber prepared by open_ring: runs its work-item (current when it is resumed), then
+  /// goes on as a runner if the group is done.
+  static int item_entry(void* self) { return static_cast<group_runner*>(self)->item_fiber(); }
+  int item_fiber() {
+    try {
+      d_->run_one(d_->ctx);
+    } catch (...) {
+      return failed(std::current_exception());
     }
+    if (const int next = ended(); next >= 0) return next;
+    return runner();
+  }
+
+  /// Runs the group's unstarted work-items, then whatever the group needs next: returns whom to
+  /// resume when this fiber ends, or -1 when it has started the chunk's next group (every
+  /// work-item of this one ran to its end on it).
+  int run_loop() {
+    try {
+      d_->run_items(d_->ctx, loop_);
+    } catch (...) {
+      return failed(std::current_exception());
+    }
+    return ended();
+  }
+
+  /// The running work-item threw: it fails (or its group, for a group-level failure).
+  [[gnu::noinline]] int failed(std::exception_ptr e) {
+    settle();
+    try {
+      std::rethrow_exception(e);
+    } catch (const item_failure& f) {
+      if (f.group_level) return fail_group(f.kind, f.message);
+      return fail(current(), f.kind, f.message);
+    } catch (const std::exception& x) {
+      return fail(current(), kernel_error::kind::exception, std::string("threw ") + x.what());
+    } catch (...) {
+      return fail(current(), kernel_error::kind::exception, "threw an exception that is not a std::exception");
+    }
+  }
+
+  /// A work-item ended: whom to resume, or -1 when the group is done and the chunk's next one
+  /// has started (on this fiber).
+  int ended() {
+    settle();
+    if (suspended_ != 0) return next_to_resume();
+    // Every item ran to its end on this fiber: the group is done.
+    if (!next_group()) {
+      done_ = true;
+      return static_cast<int>(n_);
+    }
+    return -1;
   }
 
   /// Work-items that have exited, counted when nothing runs.

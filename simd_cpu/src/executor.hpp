@@ -14,6 +14,7 @@ struct launch_desc {
   std::array<std::int64_t, 3> groups;
   std::array<std::int64_t, 3> items;
   run_items_fn run_items;
+  run_one_fn run_one;
   const void* ctx;
   const backend* b;
   const char* kernel_name;

@@ -40,8 +40,8 @@ const char* scheduler_name(scheduler s) { return s == scheduler::openmp ? "openm
 }  // namespace
 
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
-            const void* ctx, const std::string& name) {
-  auto error = execute({groups, items, run, ctx, &b, name.c_str()});
+            run_one_fn one, const void* ctx, const std::string& name) {
+  auto error = execute({groups, items, run, one, ctx, &b, name.c_str()});
   auto& q = queue();
   ++q.done;
   if (error) q.errors.push_back(std::move(*error));

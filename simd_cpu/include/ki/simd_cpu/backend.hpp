@@ -74,11 +74,13 @@ struct item_loop {
 };
 
 using run_items_fn = void (*)(const void* ctx, item_loop& loop);
+/// Runs one work-item, the current one, from its start (on a fiber of its own).
+using run_one_fn = void (*)(const void* ctx);
 
 /// Runs the launch on the calling thread and the scheduler's workers before it returns; a
 /// failure is kept for synchronize.
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-            run_items_fn run, const void* ctx, const std::string& name);
+            run_items_fn run, run_one_fn one, const void* ctx, const std::string& name);
 void synchronize(const backend& b);
 void* allocate(const backend& b, std::size_t bytes);
 void free(void* p) noexcept;
@@ -116,6 +118,11 @@ struct bound_kernel {
       p += stride;
     }
     loop.next = n;
+  }
+  static void run_one(const void* ctx) {
+    const auto& self = *static_cast<const bound_kernel*>(ctx);
+    F fc = self.f;
+    std::apply([&](A... a) { fc(a...); }, self.args);
   }
 };
 
@@ -214,6 +221,6 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
                                     "] = " + std::to_string(maxg[i]));
     using bound = simd_cpu::detail::bound_kernel<F, A...>;
     const bound ctx{k.f, std::tuple<A...>(args...)};
-    simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &ctx, k.name.empty() ? "kernel" : k.name);
+    simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx, k.name.empty() ? "kernel" : k.name);
   }
 };
