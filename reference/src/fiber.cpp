@@ -422,7 +422,8 @@ struct fiber_core::impl {
     // Nothing to save: nobody resumes an ended fiber. A jump, not a call: a call that never
     // returns would leave an entry in the return-stack predictor for the resumed fiber's
     // returns to mispredict on.
-    asm volatile("movq %0, %%rbp\n\tmovq %1, %%rsp\n\tjmpq *%2" : : "r"(to.bp), "r"(to.sp), "r"(to.pc));
+    // (Fixed registers: with "r", the compiler could give an operand rbp or rsp.)
+    asm volatile("movq %%rdx, %%rbp\n\tmovq %%rdi, %%rsp\n\tjmpq *%%rsi" : : "d"(to.bp), "D"(to.sp), "S"(to.pc));
     __builtin_unreachable();
 #else
     self->go(-1, to, self->region_of(next));  // (sanitizers: announced; Boost: its own jump)
