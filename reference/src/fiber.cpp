@@ -139,16 +139,16 @@ namespace fctx = boost::context::detail;
 namespace ki::reference::detail {
 namespace {
 
-/// The one call site of every switch (so that the resumed side's returns are predicted, see
-/// above): saves the running context in *save and resumes the context `to`.
-/// (The context comes as three words, in registers: a 24-byte struct would be passed in memory,
-/// and reading it back as a whole right after storing it in parts stalls store forwarding.)
 #if !KI_FIBER_OWN_SWITCH
 // With Boost.Context, a new context's pc field holds its start argument (Boost keeps no pc of
 // its own): switch_stacks leaves it here for boost_start.
 thread_local void* tl_start_arg = nullptr;
 #endif
 
+/// The one call site of every switch (so that the resumed side's returns are predicted, see
+/// above): saves the running context in *save and resumes the context `to`.
+/// (The context comes as three words, in registers: a 24-byte struct would be passed in memory,
+/// and reading it back as a whole right after storing it in parts stalls store forwarding.)
 [[gnu::noinline]] void switch_stacks(fiber_context* save, void* sp, [[maybe_unused]] void* pc, [[maybe_unused]] void* bp) {
 #if KI_FIBER_OWN_SWITCH
   ki_fiber_switch(save, sp, pc, bp);
@@ -386,8 +386,6 @@ struct fiber_core::impl {
     return c;
   }
 
-  // First code of every fiber (through make_context). It never returns: when the entry is
-  // done, the stack goes back to the pool and the fiber switches away for good.
   /// What a new fiber runs, at the top of its own stack.
   struct start_record {
     impl* core;
@@ -405,6 +403,8 @@ struct fiber_core::impl {
     return make_context(reinterpret_cast<char*>(r), usable - sizeof(start_record), &impl::fiber_main, r);
   }
 
+  // First code of every fiber (through make_context). It never returns: when the entry is
+  // done, the stack goes back to the pool and the fiber switches away for good.
   [[noreturn]] static void fiber_main(void* arg) {
     const start_record* const r = static_cast<const start_record*>(arg);
     impl* const self = r->core;
