@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -133,6 +134,20 @@ struct item_failure {
   std::string message;
   bool group_level = false;  ///< the message describes the group, not the throwing item
 };
+
+/// What the exception a work-item threw says, as an item_failure: an item_failure itself,
+/// else "threw <what()>". Only inside a catch block (it rethrows the exception being handled).
+inline item_failure current_failure() {
+  try {
+    throw;
+  } catch (const item_failure& f) {
+    return f;
+  } catch (const std::exception& e) {
+    return {kernel_error::kind::exception, std::string("threw ") + e.what()};
+  } catch (...) {
+    return {kernel_error::kind::exception, "threw an exception that is not a std::exception"};
+  }
+}
 
 /// One TBB arena per thread count, created on first use and kept for the process. Each backend
 /// keeps its own cache (a static object in its executor).

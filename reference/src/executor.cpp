@@ -638,13 +638,10 @@ class group_runner final : public cpu::executor, public checked::recorder {
   int runner() {
     try {
       d_->run_items(d_->ctx, loop_);
-    } catch (const item_failure& f) {  // the failing work-item is the current one
+    } catch (...) {  // the failing work-item is the current one
+      const item_failure f = cpu_common::current_failure();
       if (f.group_level) return fail_group(f.kind, f.message);
       return fail(current(), f.kind, f.message);
-    } catch (const std::exception& e) {
-      return fail(current(), kernel_error::kind::exception, std::string("threw ") + e.what());
-    } catch (...) {
-      return fail(current(), kernel_error::kind::exception, "threw an exception that is not a std::exception");
     }
     return next_to_resume();
   }

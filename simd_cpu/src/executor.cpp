@@ -453,7 +453,7 @@ class group_runner final : public cpu::executor {
     try {
       d_->run_one(d_->ctx);
     } catch (...) {
-      return failed(std::current_exception());
+      return failed();
     }
     if (const int next = ended(); next >= 0) return next;
     return runner();
@@ -466,24 +466,18 @@ class group_runner final : public cpu::executor {
     try {
       d_->run_items(d_->ctx, loop_);
     } catch (...) {
-      return failed(std::current_exception());
+      return failed();
     }
     return ended();
   }
 
-  /// The running work-item threw: it fails (or its group, for a group-level failure).
-  [[gnu::noinline]] int failed(std::exception_ptr e) {
+  /// The running work-item threw (called from the catch block): it fails, or its group for a
+  /// group-level failure. Out of line: the item paths keep small frames.
+  [[gnu::noinline]] int failed() {
     settle();
-    try {
-      std::rethrow_exception(e);
-    } catch (const item_failure& f) {
-      if (f.group_level) return fail_group(f.kind, f.message);
-      return fail(current(), f.kind, f.message);
-    } catch (const std::exception& x) {
-      return fail(current(), kernel_error::kind::exception, std::string("threw ") + x.what());
-    } catch (...) {
-      return fail(current(), kernel_error::kind::exception, "threw an exception that is not a std::exception");
-    }
+    const item_failure f = cpu_common::current_failure();
+    if (f.group_level) return fail_group(f.kind, f.message);
+    return fail(current(), f.kind, f.message);
   }
 
   /// A work-item ended: whom to resume, or -1 when the group is done and the chunk's next one
