@@ -50,8 +50,8 @@
 #include <ki/reference/report.hpp>
 #include <ki/source_location.hpp>
 
-#include "cpu_common.hpp"  // helpers shared with the other CPU backend
-#include "fiber.hpp"
+#include <ki/cpu/support.hpp>
+#include <ki/cpu/fiber.hpp>
 #include "layout.hpp"
 #include "poison.hpp"
 #include "executor.hpp"
@@ -64,15 +64,15 @@
 
 namespace ki::reference::detail {
 namespace cpu = ki::detail::cpu;
-namespace cpu_common = ki::detail::cpu_common;
+using cpu::fiber_core;
 namespace checked = ki::detail::checked;
 using i64 = std::int64_t;
 
 namespace {
 
-using cpu_common::item_failure;
-using cpu_common::same_point;
-using cpu_common::to_string;
+using cpu::item_failure;
+using cpu::same_point;
+using cpu::to_string;
 
 /// "0-31, 64, 66-70" from sorted ids.
 std::string ranges(const std::vector<i64>& ids) {
@@ -99,7 +99,7 @@ std::uint64_t splitmix64(std::uint64_t& s) {
 std::size_t draw(std::uint64_t& s, std::size_t n) { return static_cast<std::size_t>(splitmix64(s) % n); }
 
 std::size_t env_size(const char* name, std::size_t fallback) {
-  return cpu_common::env_size("ki::reference", name, fallback);
+  return cpu::env_size("ki::reference", name, fallback);
 }
 
 std::size_t resolve_stack_size(const backend& b) {
@@ -301,7 +301,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     // checks that are always on. Divergence is then neither detected nor reported.
     const bool same_site = true;
 #else
-    const bool same_site = cpu_common::same_site(where, fast_point_);
+    const bool same_site = cpu::same_site(where, fast_point_);
 #endif
     if (!same_site || ready_pos_ == ready_.size()) [[unlikely]] return barrier_slow(self, where);
     status_[self] = status::waiting;
@@ -639,7 +639,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
     try {
       d_->run_items(d_->ctx, loop_);
     } catch (...) {  // the failing work-item is the current one
-      const item_failure f = cpu_common::current_failure();
+      const item_failure f = cpu::current_failure();
       if (f.group_level) return fail_group(f.kind, f.message);
       return fail(current(), f.kind, f.message);
     }
@@ -728,7 +728,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
   void switch_to_next(int self) {
     const int k = ready_[ready_pos_++];
     const int after = ready_pos_ < ready_.size() ? ready_[ready_pos_] : -1;
-    cpu_common::hand_over(fibers_, items_.data(), self, k, after, [this](int j) { enter(j); });
+    cpu::hand_over(fibers_, items_.data(), self, k, after, [this](int j) { enter(j); });
   }
 
   std::optional<kernel_error> divergence_error() const {
@@ -888,7 +888,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
 
   std::vector<local_alloc> locals_;
   std::size_t local_bytes_ = 0;
-  cpu_common::local_arena arena_;
+  cpu::local_arena arena_;
 
   // Checked-access mode.
   std::vector<pending_access> accesses_;  // the running segment's accesses, one per element
@@ -909,12 +909,12 @@ class group_runner final : public cpu::executor, public checked::recorder {
   void reset_arena() { arena_.reset(); }
 };
 
-group_runner& runner_for(const backend& b) { return cpu_common::thread_runner<group_runner>(resolve_stack_size(b)); }
+group_runner& runner_for(const backend& b) { return cpu::thread_runner<group_runner>(resolve_stack_size(b)); }
 
 std::atomic<std::uint64_t> launch_counter{0};
 
 tbb::task_arena& arena_for(int threads) {
-  static cpu_common::arena_cache arenas;  // this backend's own
+  static cpu::arena_cache arenas;  // this backend's own
   return arenas.get(threads);
 }
 

@@ -9,7 +9,7 @@
 //   shfl_xor(v, m[, w])      position (lane in segment) xor m, m in [0, w)
 //   any/all/ballot           over the work-items of the segment; ballot bit i = i-th lane of it
 //   reduce/scan/excl. scan   left folds in lane order over the segment's work-items
-#include "cpu_common.hpp"
+#include <ki/cpu/support.hpp>
 #include "sub_group.hpp"
 
 #include <cstring>
@@ -23,13 +23,13 @@ using ki::detail::cpu::collective;
 using ki::detail::cpu::collective_kind;
 using i64 = std::int64_t;
 
-const char* name_of(collective_kind k) { return ki::detail::cpu_common::collective_name(k); }
+const char* name_of(collective_kind k) { return ki::detail::cpu::collective_name(k); }
 
 namespace {
 
-using ki::detail::cpu_common::arg_text;
-using ki::detail::cpu_common::call_difference;
-using ki::detail::cpu_common::first_difference;
+using ki::detail::cpu::arg_text;
+using ki::detail::cpu::call_difference;
+using ki::detail::cpu::first_difference;
 
 }  // namespace
 
@@ -43,7 +43,6 @@ void poison_source::fill(void* p, std::size_t bytes) {
   }
 }
 
-std::string check_arguments(const collective& c, i64 w) { return ki::detail::cpu_common::check_arguments(c, w); }
 
 std::string check_agreement(const scope& s) {
   // Hot path: every call of every sub-group function comes here; build text only on mismatch.

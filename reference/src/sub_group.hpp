@@ -7,18 +7,15 @@
 
 #include <ki/detail/cpu.hpp>
 
-#include "cpu_common.hpp"
+#include <ki/cpu/support.hpp>
 
 namespace ki::reference::detail {
 
 const char* name_of(ki::detail::cpu::collective_kind k);
 
-/// The caller's own arguments, checked on arrival: width a power of two <= W, offset >= 0,
-/// mask within [0, width). Returns "" or the message naming the bad value.
-std::string check_arguments(const ki::detail::cpu::collective& c, std::int64_t sub_group_width);
 
 /// Width of the segments of c (the sub-group width when none was given).
-using ki::detail::cpu_common::segment_width;
+using ki::detail::cpu::segment_width;
 
 /// Fills unspecified values: the fixed poison word, or seeded random bytes.
 struct poison_source {

@@ -1,7 +1,7 @@
 // The simd_cpu executor: runs the work-groups of a launch, in parallel, with lazy fibers.
 //
 // Each host thread takes a contiguous range of work-groups (a chunk) and runs it inside one
-// guarded run of its fiber core (the reference backend's, reference/src/fiber.hpp):
+// guarded run of its fiber core (the CPU runtime's, <ki/cpu/fiber.hpp>):
 //   * One "runner" fiber runs the chunk's work-items as plain calls of the launch's own loop
 //     (the kernel call is inlined into it), group after group. A kernel without barriers or
 //     sub-group functions therefore costs one fiber per chunk, not per group or per item:
@@ -56,25 +56,24 @@
 #include <ki/simd_cpu/backend.hpp>
 #include <ki/source_location.hpp>
 
-#include "cpu_common.hpp"  // helpers shared with the other CPU backend
+#include <ki/cpu/support.hpp>
 #include "executor.hpp"
-#include "fiber.hpp"  // the reference backend's fiber core (ki::fiber)
+#include <ki/cpu/fiber.hpp>
 #include "sub_group.hpp"
 
 namespace ki::simd_cpu::detail {
 namespace cpu = ki::detail::cpu;
-namespace cpu_common = ki::detail::cpu_common;
 using i64 = std::int64_t;
-using ki::reference::detail::fiber_core;
+using cpu::fiber_core;
 
 namespace {
 
-using cpu_common::item_failure;
-using cpu_common::same_point;
-using cpu_common::to_string;
+using cpu::item_failure;
+using cpu::same_point;
+using cpu::to_string;
 
 std::size_t env_size(const char* name, std::size_t fallback) {
-  return cpu_common::env_size("ki::simd_cpu", name, fallback);
+  return cpu::env_size("ki::simd_cpu", name, fallback);
 }
 
 std::size_t resolve_stack_size(const backend& b) {
@@ -179,7 +178,7 @@ class group_runner final : public cpu::executor {
     if (ring_on_) [[likely]] return ring_barrier(where);
     const int self = static_cast<int>(slot_of(current()));
     if (self >= loop_.next || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
-        !cpu_common::same_site(where, round_point_)) [[unlikely]]
+        !cpu::same_site(where, round_point_)) [[unlikely]]
       return barrier_slow(where);
     waiting_[static_cast<std::size_t>(arrived_++)] = self;
     waits_[static_cast<std::size_t>(self)] = 1;
@@ -193,7 +192,7 @@ class group_runner final : public cpu::executor {
     // Work-item 0 at the group's first sync point, nobody else started: open the ring now.
     if (self == 0 && loop_.next == 1 && arrived_ == 0 && suspended_ == 0 && n_ > 1) return open_ring(where);
     if (arrived_ == 0) round_point_ = where;
-    else if (!cpu_common::same_site(where, round_point_)) other_barrier(self, where);
+    else if (!cpu::same_site(where, round_point_)) other_barrier(self, where);
     // The last of the group to arrive (every item started, none exited, all here) releases the
     // others and runs on: no switch for it, no visit to the driver. With every work-item of the
     // group suspended here but itself, the barrier ring takes over: the others are resumed in
@@ -249,7 +248,7 @@ class group_runner final : public cpu::executor {
       ring_.first = &me;
       return;
     }
-    cpu_common::hand_over(fibers_, items_.data(), self, next, ring_next(next), [this](int j) { enter(j); });
+    cpu::hand_over(fibers_, items_.data(), self, next, ring_next(next), [this](int j) { enter(j); });
   }
 
   int ring_next(int k) const { return k + 1 == n_ ? 0 : k + 1; }
@@ -270,7 +269,7 @@ class group_runner final : public cpu::executor {
     ring_.first = &items_.front();
     ring_.site = where;
     ++suspended_;
-    cpu_common::hand_over(fibers_, items_.data(), 0, 1, n_ > 2 ? 2 : -1, [this](int j) { enter(j); });
+    cpu::hand_over(fibers_, items_.data(), 0, 1, n_ > 2 ? 2 : -1, [this](int j) { enter(j); });
   }
 
   /// Leaves the ring (if it is on): the items from F up to R have arrived at the round's barrier
@@ -475,7 +474,7 @@ class group_runner final : public cpu::executor {
   /// group-level failure. Out of line: the item paths keep small frames.
   [[gnu::noinline]] int failed() {
     settle();
-    const item_failure f = cpu_common::current_failure();
+    const item_failure f = cpu::current_failure();
     if (f.group_level) return fail_group(f.kind, f.message);
     return fail(current(), f.kind, f.message);
   }
@@ -556,7 +555,7 @@ class group_runner final : public cpu::executor {
   void switch_to_next(int self) {
     const int k = ready_[ready_pos_++];
     const int after = ready_pos_ < ready_.size() ? ready_[ready_pos_] : -1;
-    cpu_common::hand_over(fibers_, items_.data(), self, k, after, [this](int j) { enter(j); });
+    cpu::hand_over(fibers_, items_.data(), self, k, after, [this](int j) { enter(j); });
   }
 
   /// What errors name for work-item `it`: where it waits, else the last sync point it passed.
@@ -729,15 +728,15 @@ class group_runner final : public cpu::executor {
   // The first chunk is the memory whose atomics may be plain (cpu::group_private): it holds the
   // local memory of every group this thread runs until a launch's call sites need more (later
   // chunks keep real atomics, which is always correct).
-  cpu_common::local_arena arena_{1 << 20};
+  cpu::local_arena arena_{1 << 20};
 };
 
-group_runner& runner_for(const backend& b) { return cpu_common::thread_runner<group_runner>(resolve_stack_size(b)); }
+group_runner& runner_for(const backend& b) { return cpu::thread_runner<group_runner>(resolve_stack_size(b)); }
 
 std::atomic<std::uint64_t> launch_counter{0};
 
 tbb::task_arena& arena_for(int threads) {
-  static cpu_common::arena_cache arenas;  // this backend's own
+  static cpu::arena_cache arenas;  // this backend's own
   return arenas.get(threads);
 }
 

@@ -15,7 +15,7 @@
 // and commutative on integers (exact, modular), and the spec assumes op associative, so a
 // floating-point sum may be regrouped like on a GPU (results within rounding of the lane-order
 // fold). Every other operator is folded exactly in lane order through the type-erased combine.
-#include "cpu_common.hpp"
+#include <ki/cpu/support.hpp>
 #include "sub_group.hpp"
 
 #include <xsimd/xsimd.hpp>
@@ -33,16 +33,16 @@ using ki::detail::cpu::collective;
 using ki::detail::cpu::collective_kind;
 using i64 = std::int64_t;
 
-const char* name_of(collective_kind k) { return ki::detail::cpu_common::collective_name(k); }
+const char* name_of(collective_kind k) { return ki::detail::cpu::collective_name(k); }
 
 namespace {
 
-using ki::detail::cpu_common::arg_text;
-using ki::detail::cpu_common::call_difference;
-using ki::detail::cpu_common::first_difference;
-using ki::detail::cpu_common::uses_offset;
+using ki::detail::cpu::arg_text;
+using ki::detail::cpu::call_difference;
+using ki::detail::cpu::first_difference;
+using ki::detail::cpu::uses_offset;
 
-using ki::detail::cpu_common::segment_width;
+using ki::detail::cpu::segment_width;
 
 // --- vector folds ----------------------------------------------------------------------------
 
@@ -244,7 +244,6 @@ void perform_per_segment(const scope& s) {
 
 }  // namespace
 
-std::string check_arguments(const collective& c, i64 w) { return ki::detail::cpu_common::check_arguments(c, w); }
 
 std::string check_agreement(const scope& s) {
   // Every call comes here; text is built only on a mismatch.

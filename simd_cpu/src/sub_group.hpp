@@ -11,9 +11,6 @@ namespace ki::simd_cpu::detail {
 
 const char* name_of(ki::detail::cpu::collective_kind k);
 
-/// The caller's own arguments: width a power of two <= W, offset >= 0, mask within [0, width).
-/// Returns "" or the message naming the bad value.
-std::string check_arguments(const ki::detail::cpu::collective& c, std::int64_t sub_group_width);
 
 /// One scope: at[i] is the record of lane begin + i (null where the lane has no work-item).
 struct scope {

@@ -3,7 +3,7 @@
 //   BM_ki_barrier            one work-group of 256 work-items crossing 1000 barriers, threads = 1:
 //                            ns per work-item per barrier (target: <= 15 ns)
 //   BM_fiber_core_ring       its floor: a ring of 256 fibers of the executor's own fiber core
-//                            (reference/src/fiber.hpp) switching 1000 times around: ns per switch.
+//                            (<ki/cpu/fiber.hpp>) switching 1000 times around: ns per switch.
 //                            A barrier costs at least one such switch per work-item.
 //   BM_minimal_switch_ring   (x86-64) the same ring on a bare 6-register switch outside the fiber
 //                            core (the core's own switch is the same code on x86-64): what a
@@ -23,7 +23,7 @@
 // medians over the repetitions (--benchmark_repetitions=3) and the ratios.
 #include "bench_common.hpp"
 
-#include "reference/src/fiber.hpp"  // private to ki::reference; linked from it
+#include <ki/cpu/fiber.hpp>  // the CPU runtime's fiber core (ki::cpu_runtime)
 
 #include <algorithm>
 #include <cstdint>
@@ -158,7 +158,7 @@ class fiber_ring {
     return ++r.ended_ == r.n_ ? r.n_ : next;
   }
 
-  ki::reference::detail::fiber_core core_;
+  ki::detail::cpu::fiber_core core_;
   int n_;
   i64 total_;
   std::vector<arg> args_;

@@ -107,7 +107,7 @@ inline bool same_site(const source_location& a, const source_location& b) {
   return a.line == b.line && a.column == b.column && a.file == b.file;
 }
 
-/// A suspended fiber (CPU backends' fiber core, reference/src/fiber.hpp): resumed by loading
+/// A suspended fiber (the CPU runtime's fiber core, <ki/cpu/fiber.hpp>): resumed by loading
 /// rbp and rsp and jumping to pc (x86-64; with Boost.Context's switch only sp is used). Empty
 /// while sp is null.
 struct fiber_context {

@@ -12,7 +12,7 @@
 // only that (typically a loop counter or two). It writes nothing on the stack, so it cannot
 // overflow it, and `current` names the work-item whose stack is in use at every instruction
 // that may fault. Whoever resumes a context (this switch, or the fiber core's out-of-line one)
-// loads rbp and rsp and jumps to its pc (reference/src/fiber.cpp).
+// loads rbp and rsp and jumps to its pc (reference/cpu/src/fiber.cpp).
 //
 // Only on x86-64 ELF with GCC or Clang, and not in sanitizer builds (AddressSanitizer and
 // ThreadSanitizer must see every switch); elsewhere barrier() always calls the executor, and

@@ -53,9 +53,9 @@ extern "C" void ki_fiber_switch(ki::detail::cpu::fiber_context* save, void* sp, 
 #endif
 #define KI_FIBER_INLINE_SWITCH (KI_FIBER_OWN_SWITCH && !KI_FIBER_ASAN && !KI_FIBER_TSAN)
 
-namespace ki::reference::detail {
+namespace ki::detail::cpu {
 
-using ki::detail::cpu::fiber_context;
+
 
 class fiber_core {
  public:
@@ -152,4 +152,4 @@ class fiber_core {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace ki::reference::detail
+}  // namespace ki::detail::cpu

@@ -1,6 +1,6 @@
 // The fiber core: work-item contexts on pooled, guard-protected stacks, switched by hand-written
 // code on x86-64 (Boost.Context elsewhere). See fiber.hpp.
-#include "fiber.hpp"
+#include <ki/cpu/fiber.hpp>
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -136,7 +136,7 @@ namespace fctx = boost::context::detail;
 #include <unordered_map>
 #endif
 
-namespace ki::reference::detail {
+namespace ki::detail::cpu {
 namespace {
 
 #if !KI_FIBER_OWN_SWITCH
@@ -551,4 +551,4 @@ void fiber_core::abandon_all() noexcept {
   }
 }
 
-}  // namespace ki::reference::detail
+}  // namespace ki::detail::cpu

@@ -1,9 +1,9 @@
-// Private to the CPU backends (ki::reference and ki::simd_cpu): helpers their executors share.
+// The CPU runtime (ki::cpu_runtime): helpers both CPU backends' executors share.
 //
-// Like fiber.hpp, it lives in the build tree's reference/src/ folder, which ki::fiber exposes to
-// the backends only; it is not installed (installed consumers link the static libraries only).
-// Everything here is stateless; per-backend state (the TBB arenas, the values read from the
-// environment) stays in each backend's own translation unit.
+// The runtime's headers are on the include path of its clients only (ki::reference,
+// ki::simd_cpu, tools/bench); they are not installed (installed consumers link the static
+// libraries only). Everything here is stateless; per-backend state (the TBB arenas, the values
+// read from the environment) stays in each backend's own translation unit.
 #pragma once
 #include <tbb/task_arena.h>
 
@@ -25,13 +25,13 @@
 #include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
 
-#include "fiber.hpp"
+#include <ki/cpu/fiber.hpp>
 
-namespace ki::detail::cpu_common {
+namespace ki::detail::cpu {
 
 /// The user-facing name of a sub-group function, for messages.
-inline const char* collective_name(cpu::collective_kind k) {
-  using K = cpu::collective_kind;
+inline const char* collective_name(collective_kind k) {
+  using K = collective_kind;
   switch (k) {
     case K::shfl: return "shfl";
     case K::shfl_down: return "shfl_down";
@@ -49,22 +49,22 @@ inline const char* collective_name(cpu::collective_kind k) {
 }
 
 /// The offset / lane / mask argument as the caller wrote it (huge unsigned values included).
-inline std::string arg_text(const cpu::collective& c) {
+inline std::string arg_text(const collective& c) {
   return c.arg_huge ? std::to_string(static_cast<std::uint64_t>(c.arg)) : std::to_string(c.arg);
 }
 
 /// Whether the function's argument is an offset or mask (shfl_down / shfl_up / shfl_xor).
-inline bool uses_offset(cpu::collective_kind k) {
-  using K = cpu::collective_kind;
+inline bool uses_offset(collective_kind k) {
+  using K = collective_kind;
   return k == K::shfl_down || k == K::shfl_up || k == K::shfl_xor;
 }
 
 /// The width of the caller's segment: the function's width, or the whole sub-group's w.
-inline std::int64_t segment_width(const cpu::collective& c, std::int64_t w) { return c.width > 0 ? c.width : w; }
+inline std::int64_t segment_width(const collective& c, std::int64_t w) { return c.width > 0 ? c.width : w; }
 
 /// What is wrong with one call's width, offset or mask on a sub-group of width w ("" if nothing).
-inline std::string check_arguments(const cpu::collective& c, std::int64_t w) {
-  using K = cpu::collective_kind;
+inline std::string check_arguments(const collective& c, std::int64_t w) {
+  using K = collective_kind;
   const std::int64_t width = c.width;
   if (c.width_given && (c.width_huge || width <= 0 || width > w || (width & (width - 1)) != 0)) {
     const std::string shown = c.width_huge ? std::to_string(static_cast<std::uint64_t>(width)) : std::to_string(width);
@@ -93,7 +93,7 @@ inline std::string to_string(const source_location& s) {
 }
 
 /// The barriers' fast-path test (shared with the inline barrier, ki/detail/cpu.hpp).
-using cpu::same_site;
+// (same_site: ki/detail/cpu.hpp)
 
 inline bool same_point(const source_location& a, const source_location& b) {
   return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
@@ -103,7 +103,7 @@ inline bool same_point(const source_location& a, const source_location& b) {
 /// messages report it: call site (function and source location), width, offset/lane/mask where
 /// it matters, value type, operator, init.
 enum class call_difference : std::uint8_t { none, site, width, arg, type, op, init };
-inline call_difference first_difference(const cpu::collective& c, const cpu::collective& first) {
+inline call_difference first_difference(const collective& c, const collective& first) {
   if (c.kind != first.kind || !same_point(c.where, first.where)) return call_difference::site;
   if (c.width != first.width) return call_difference::width;
   if (uses_offset(c.kind) && (c.arg != first.arg || c.arg_huge != first.arg_huge)) return call_difference::arg;
@@ -226,7 +226,7 @@ class local_arena {
 /// running and current, and switch. Nothing follows the switch, so that the callers' calls
 /// of it are tail calls (docs/design.md, "The barrier's fast path").
 template <class Item, class Enter>
-KI_ALWAYS_INLINE void hand_over(ki::reference::detail::fiber_core& fibers, const Item* items, int self, int k, int after,
+KI_ALWAYS_INLINE void hand_over(fiber_core& fibers, const Item* items, int self, int k, int after,
                                 Enter enter) {
   if (after >= 0) {
     fibers.prefetch(after);
@@ -237,4 +237,4 @@ KI_ALWAYS_INLINE void hand_over(ki::reference::detail::fiber_core& fibers, const
   fibers.switch_to(self, k);
 }
 
-}  // namespace ki::detail::cpu_common
+}  // namespace ki::detail::cpu
