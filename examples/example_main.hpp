@@ -7,12 +7,13 @@
 #include <cstdio>
 #include <string>
 
-#include <ki/ki.hpp>
+#include <ki/ki.hpp>  // the kernels need nothing else; the backend is the build's:
 #if KI_EXAMPLE_CUDA
 #include <ki/cuda.hpp>
-#endif
-#if KI_EXAMPLE_HIP
+#elif KI_EXAMPLE_HIP
 #include <ki/hip.hpp>
+#else
+#include <ki/reference.hpp>
 #endif
 
 namespace ki_example {

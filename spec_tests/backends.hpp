@@ -32,6 +32,9 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/ki.hpp>
+// Every executable of the suite includes the oracle: it is the reference result of the GPU ones
+// (gpu_vs_reference.cpp) and of simd_cpu's comparisons.
+#include <ki/reference.hpp>
 #ifndef KI_TEST_BACKEND_REFERENCE
 #define KI_TEST_BACKEND_REFERENCE 0
 #endif

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 #include "barrier_in_divergent_branch.hpp"
 #include "collective_after_return.hpp"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 #include "missing_barrier.hpp"
 

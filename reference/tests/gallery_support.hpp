@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 #include <ki/reference/report.hpp>
 
 namespace ki_test::gallery {

@@ -20,6 +20,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 namespace {
 

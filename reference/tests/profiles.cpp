@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 #include "test_support.hpp"
 

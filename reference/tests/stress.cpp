@@ -13,6 +13,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 namespace {
 

@@ -25,6 +25,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 #include "test_support.hpp"
 

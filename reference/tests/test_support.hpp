@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 namespace ki_test::oracle {
 

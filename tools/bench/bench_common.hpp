@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 #include <algorithm>
 #include <chrono>

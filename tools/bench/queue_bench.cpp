@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 namespace {
 

@@ -8,6 +8,7 @@
 
 #include <ki/config.hpp>
 #include <ki/ki.hpp>
+#include <ki/reference.hpp>
 
 #include "report.hpp"
 

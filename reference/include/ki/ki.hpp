@@ -1,5 +1,7 @@
 // ki: write GPU-style kernels once; run them on the reference oracle, CPU and GPU backends.
-// The umbrella header: the portable API and the reference backend.
+// The umbrella header: the portable API only (kernels, device functions, the host API). A
+// program also includes the backends it uses: <ki/reference.hpp>, <ki/simd_cpu.hpp>,
+// <ki/cuda.hpp>, <ki/hip.hpp>; a kernel needs none of them.
 #pragma once
 #include <ki/argconvert.hpp>
 #include <ki/atomic.hpp>
@@ -20,4 +22,3 @@
 #include <ki/span.hpp>
 #include <ki/sub_group.hpp>
 #include <ki/xyz.hpp>
-#include <ki/reference.hpp>
