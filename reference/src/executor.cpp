@@ -18,7 +18,7 @@
 // items released from each barrier; with threads = 1 the groups run in the same kind of order.
 // The seed also reseeds adversarial layouts and the poison. Seed 0 costs nothing.
 //
-// Checked-access mode (detail/checked.hpp): kernels compiled with KI_CHECKED_ACCESS=1 report
+// Checked-access mode (detail/cpu/checked.hpp): kernels compiled with KI_CHECKED_ACCESS=1 report
 // each element access to the group_runner (a checked::recorder); see "checked::recorder" below
 // for how reads, writes and races are told apart. Races between work-groups are found at the
 // end of the launch from each group's global accesses (inter_group_race).
@@ -43,8 +43,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <ki/detail/checked.hpp>
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/checked.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #include <ki/errors.hpp>
 #include <ki/reference/backend.hpp>
 #include <ki/reference/report.hpp>
@@ -65,6 +65,8 @@
 namespace ki::reference::detail {
 namespace cpu = ki::detail::cpu;
 using cpu::fiber_core;
+using cpu::collective_name;
+constexpr auto& name_of = cpu::collective_name;
 namespace checked = ki::detail::checked;
 using i64 = std::int64_t;
 
@@ -547,19 +549,17 @@ class group_runner final : public cpu::executor, public checked::recorder {
   /// Every participant of (sg, [begin, begin + lanes)) has arrived: check that they agree,
   /// check the sequence rule without independent sub-groups, perform, release them.
   void resolve(i64 sg, i64 begin, i64 lanes) {
-    scope_.sub_group_width = gs_.sub_group_width;
-    scope_.sub_group_size = layout_.size[static_cast<std::size_t>(sg)];
-    scope_.begin = begin;
-    scope_.lanes = lanes;
-    scope_.at.assign(static_cast<std::size_t>(lanes), nullptr);
-    for (i64 l = begin; l < begin + lanes && l < scope_.sub_group_size; ++l)
-      scope_.at[static_cast<std::size_t>(l - begin)] = items_[static_cast<std::size_t>(layout_.item_at(sg, l))].coll;
-    const cpu::collective& first = *scope_.at.front();
-    if (std::string bad = check_agreement(scope_); !bad.empty())
+    const i64 size = layout_.size[static_cast<std::size_t>(sg)];
+    scope_at_.assign(static_cast<std::size_t>(lanes), nullptr);
+    for (i64 l = begin; l < begin + lanes && l < size; ++l)
+      scope_at_[static_cast<std::size_t>(l - begin)] = items_[static_cast<std::size_t>(layout_.item_at(sg, l))].coll;
+    const cpu::scope scope{gs_.sub_group_width, size, begin, lanes, scope_at_.data()};
+    const cpu::collective& first = *scope_at_.front();
+    if (std::string bad = check_agreement(scope); !bad.empty())
       throw item_failure{kernel_error::kind::collective_mismatch,
                          "sub-group " + std::to_string(sg) + ": " + bad, true};
     if (!d_->b->device.independent_subgroups) check_sequence(sg, first);
-    if (const i64 u = perform(scope_, poison_); u > 0) {
+    if (const i64 u = perform(scope, poison_.as_fill()); u > 0) {
       auto& e = unspecified_[to_string(first.where) + " " + name_of(first.kind)];
       if (e.count == 0) {
         e.kind = "unspecified-lane-read";
@@ -570,8 +570,8 @@ class group_runner final : public cpu::executor, public checked::recorder {
       }
       e.count += u;
     }
-    const bool orders_memory = first.kind == cpu::collective_kind::sub_group_barrier;
-    for (i64 l = begin; l < begin + lanes && l < scope_.sub_group_size; ++l) {
+    const bool orders_memory = cpu::op(first.kind).orders_memory;
+    for (i64 l = begin; l < begin + lanes && l < size; ++l) {
       item& p = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
       p.coll = nullptr;
       if (orders_memory) ++p.sg_epoch, sg_epochs_dirty_ = true;
@@ -871,7 +871,7 @@ class group_runner final : public cpu::executor, public checked::recorder {
   };
   std::vector<i64> seq_count_;              // per sub-group: communication functions done
   std::vector<sequence_entry> seq_log_;     // the first sub-group's sequence
-  scope scope_;
+  std::vector<cpu::collective*> scope_at_;  // the resolving scope's participants, by lane
   poison_source poison_;
   std::map<std::string, warning_entry> unspecified_;
   source_location round_point_{};   // where the first arrival of this round waits

@@ -51,7 +51,7 @@
 #include <tuple>
 #include <vector>
 
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #include <ki/errors.hpp>
 #include <ki/simd_cpu/backend.hpp>
 #include <ki/source_location.hpp>
@@ -88,7 +88,7 @@ int resolve_threads(const backend& b) {
 
 /// On a cache-line boundary, 128 bytes: its first line holds the context (where the barrier
 /// ring's inline switch saves and finds the work-item's fiber while it is suspended: its slot in
-/// the fiber core, ki/detail/cpu_barrier.hpp) and what the index queries read of the item_state.
+/// the fiber core, ki/detail/cpu/barrier.hpp) and what the index queries read of the item_state.
 struct alignas(64) item : cpu::ring_context, cpu::item_state {
   // A sync point the group does not know by itself (group_runner::sync_point says which that
   // is): a sub-group function it waits in or passed, or a barrier other than the one the
@@ -222,7 +222,7 @@ class group_runner final : public cpu::executor {
   // From the first release of a barrier at which every work-item of the group arrived, the
   // group's state is the ring's: the running work-item R, ring_.first (F) and ring_.site say
   // who is where (cpu.hpp), and nothing else is written; the steady state of a barrier is the
-  // inline switch in the kernel (ki/detail/cpu_barrier.hpp, on x86-64 without sanitizers) or
+  // inline switch in the kernel (ki/detail/cpu/barrier.hpp, on x86-64 without sanitizers) or
   // ring_barrier's switch. Anything else that needs to know where work-items are (a sub-group
   // function, a work-item's end, an error, a barrier elsewhere) first turns the ring back into
   // waiting_ / ready_ / waits_ (settle).
@@ -317,8 +317,7 @@ class group_runner final : public cpu::executor {
     it.at_barrier = false;
     it.kind = c.kind;
     it.at_round = round_;
-    if (c.width_given || c.kind == cpu::collective_kind::shfl_xor || c.kind == cpu::collective_kind::shfl_down ||
-        c.kind == cpu::collective_kind::shfl_up)
+    if (c.width_given || cpu::checks_arg(c.kind))
       if (std::string bad = check_arguments(c, W); !bad.empty())
         throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
     // The scope: the caller's segment with a width (sub-groups are partitionable), else the
@@ -394,10 +393,12 @@ class group_runner final : public cpu::executor {
     cpu::collective* at[64];
     for (i64 l = 0; l < lanes; ++l)
       at[l] = begin + l < size ? items_[static_cast<std::size_t>(sg * gs_.sub_group_width + begin + l)].coll : nullptr;
-    const scope s{gs_.sub_group_width, size, begin, lanes, at};
+    const cpu::scope s{gs_.sub_group_width, size, begin, lanes, at};
     if (std::string bad = check_agreement(s); !bad.empty())
       throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true};
-    perform(s);
+    // Lanes without a work-item read as zero bytes (the spec leaves their values unspecified).
+    static constexpr cpu::unspecified_fill zeros{[](void*, void* p, std::size_t n) { std::memset(p, 0, n); }, nullptr};
+    perform(s, zeros, cpu::op(s.at[0]->kind).shape == cpu::op_shape::fold ? find_fast(*s.at[0]) : nullptr);
     for (i64 l = begin; l < begin + lanes && l < size; ++l) {
       item& p = items_[static_cast<std::size_t>(sg * gs_.sub_group_width + l)];
       p.coll = nullptr;
@@ -561,7 +562,7 @@ class group_runner final : public cpu::executor {
   /// What errors name for work-item `it`: where it waits, else the last sync point it passed.
   sync_point_t sync_point(const item& it) const {
     const bool own = it.at_round == round_;  // recorded since the group's last barrier released
-    const auto named = [&] { return sync_point_t{it.at, it.at_barrier ? "barrier" : name_of(it.kind)}; };
+    const auto named = [&] { return sync_point_t{it.at, it.at_barrier ? "barrier" : cpu::collective_name(it.kind)}; };
     if (waits_[slot_of(it)] != 0 && it.coll == nullptr)  // at a barrier
       return own && it.at_barrier ? named() : sync_point_t{round_point_, "barrier"};
     if (own) return named();

@@ -1,13 +1,5 @@
-// The sub-group communication functions of simd_cpu (semantics: reference/src/sub_group.cpp,
-// which is the oracle; 0-based lanes):
-//   shfl(v, lane)            lane `lane` of the sub-group; none there: unspecified
-//   shfl(v, lane, w)         lane `lane mod w` of the caller's segment
-//   shfl_down(v, d[, w])     lane + d; past the sub-group width (or outside the segment): the
-//                            caller's own value; within it but without a work-item: unspecified
-//   shfl_up(v, d[, w])       lane - d; before lane 0 (or the segment): the caller's own value
-//   shfl_xor(v, m[, w])      position (lane in segment) xor m, m in [0, w)
-//   any/all/ballot           over the work-items of the segment; ballot bit i = i-th lane of it
-//   reduce/scan/excl. scan   left folds in lane order over the segment's work-items
+// simd_cpu's own folds (the sub-group operations themselves are the CPU runtime's,
+// reference/cpu/src/sub_group.cpp, shared with the oracle).
 //
 // Where the value type is an arithmetic type and the operator one of the standard function
 // objects (std::plus, std::multiplies, std::bit_and/or/xor, typed or transparent), the values
@@ -15,7 +7,6 @@
 // and commutative on integers (exact, modular), and the spec assumes op associative, so a
 // floating-point sum may be regrouped like on a GPU (results within rounding of the lane-order
 // fold). Every other operator is folded exactly in lane order through the type-erased combine.
-#include <ki/cpu/support.hpp>
 #include "sub_group.hpp"
 
 #include <xsimd/xsimd.hpp>
@@ -33,23 +24,13 @@ using ki::detail::cpu::collective;
 using ki::detail::cpu::collective_kind;
 using i64 = std::int64_t;
 
-const char* name_of(collective_kind k) { return ki::detail::cpu::collective_name(k); }
-
 namespace {
-
-using ki::detail::cpu::arg_text;
-using ki::detail::cpu::call_difference;
-using ki::detail::cpu::first_difference;
-using ki::detail::cpu::uses_offset;
-
-using ki::detail::cpu::segment_width;
+using ki::detail::cpu::fast_fold;
 
 // --- vector folds ----------------------------------------------------------------------------
 
 constexpr i64 max_lanes = 64;
 
-/// One segment of a fold whose (T, Op) has a vector form: gathered, folded, scattered.
-using fast_fold = void (*)(collective* const* at, i64 n, collective_kind kind);
 
 /// The transparent form of a standard function object, which also applies to xsimd batches.
 template <class Op> struct transparent { using type = Op; };
@@ -154,163 +135,14 @@ const std::vector<fast_entry>& fast_table() {
   return t;
 }
 
-fast_fold find_fast(const collective& c) {
+
+}  // namespace
+
+ki::detail::cpu::fast_fold find_fast(const collective& c) {
   if (c.combine == nullptr) return nullptr;
   for (const auto& e : fast_table())
     if (e.combine == c.combine) return e.fold;
   return nullptr;
-}
-
-/// The exact fold of any type and operator, in lane order, through the type-erased combine.
-void fold_exact(collective* const* at, i64 n, collective_kind kind) {
-  const collective& c0 = *at[0];
-  const std::size_t sz = c0.size;
-  // Large values (the spec allows any trivially copyable type) live on the heap.
-  alignas(64) unsigned char small[2][256];
-  std::vector<unsigned char> big;
-  unsigned char *acc = small[0], *tmp = small[1];
-  if (sz > sizeof small[0]) {
-    big.resize(2 * sz);
-    acc = big.data();
-    tmp = big.data() + sz;
-  }
-  switch (kind) {
-    case collective_kind::reduce:
-      std::memcpy(acc, at[0]->value, sz);
-      for (i64 l = 1; l < n; ++l) {
-        c0.combine(c0.op, acc, at[l]->value, tmp);
-        std::swap(acc, tmp);
-      }
-      for (i64 l = 0; l < n; ++l) std::memcpy(at[l]->result, acc, sz);
-      break;
-    case collective_kind::scan:
-      std::memcpy(acc, at[0]->value, sz);
-      std::memcpy(at[0]->result, acc, sz);
-      for (i64 l = 1; l < n; ++l) {
-        c0.combine(c0.op, acc, at[l]->value, tmp);
-        std::swap(acc, tmp);
-        std::memcpy(at[l]->result, acc, sz);
-      }
-      break;
-    default:  // exclusive scan: lane 0 init; lane l: op(init, v_0 ... v_l-1)
-      std::memcpy(acc, at[0]->init, sz);
-      for (i64 l = 0; l < n; ++l) {
-        std::memcpy(at[l]->result, acc, sz);
-        if (l + 1 < n) {
-          c0.combine(c0.op, acc, at[l]->value, tmp);
-          std::swap(acc, tmp);
-        }
-      }
-      break;
-  }
-}
-
-/// Votes and folds: one pass per segment, results written to every lane of it.
-void perform_per_segment(const scope& s) {
-  const i64 n = s.sub_group_size;
-  const collective& c0 = *s.at[0];  // all participants agree on kind, width and op
-  const i64 w = segment_width(c0, s.sub_group_width);
-  const fast_fold fast = c0.kind >= collective_kind::reduce ? find_fast(c0) : nullptr;
-  for (i64 seg = s.begin; seg < s.begin + s.lanes && seg < n; seg += w) {
-    const i64 end = std::min(seg + w, n);  // the segment's work-items: lanes [seg, end)
-    collective* const* at = s.at + (seg - s.begin);
-    const i64 m = end - seg;
-    switch (c0.kind) {
-      case collective_kind::any:
-      case collective_kind::all: {
-        bool any = false, all = true;
-        for (i64 l = 0; l < m; ++l) {
-          const bool p = *static_cast<const bool*>(at[l]->value);
-          any |= p;
-          all &= p;
-        }
-        const bool r = c0.kind == collective_kind::all ? all : any;
-        for (i64 l = 0; l < m; ++l) *static_cast<bool*>(at[l]->result) = r;
-        break;
-      }
-      case collective_kind::ballot: {
-        std::uint64_t mask = 0;
-        for (i64 l = 0; l < m; ++l) mask |= std::uint64_t{*static_cast<const bool*>(at[l]->value)} << l;
-        for (i64 l = 0; l < m; ++l) *static_cast<std::uint64_t*>(at[l]->result) = mask;
-        break;
-      }
-      default:
-        if (fast != nullptr) fast(at, m, c0.kind);
-        else fold_exact(at, m, c0.kind);
-        break;
-    }
-  }
-}
-
-}  // namespace
-
-
-std::string check_agreement(const scope& s) {
-  // Every call comes here; text is built only on a mismatch.
-  const collective* first = nullptr;
-  i64 first_lane = 0;
-  for (i64 i = 0; i < s.lanes; ++i) {
-    const collective* c = s.at[i];
-    if (c == nullptr) continue;
-    if (first == nullptr) {
-      first = c, first_lane = s.begin + i;
-      continue;
-    }
-    const call_difference d = first_difference(*c, *first);
-    if (d == call_difference::none) continue;
-    std::ostringstream os;
-    os << name_of(first->kind) << " at line " << first->where.line << " (lane " << first_lane << ") and "
-       << name_of(c->kind) << " at line " << c->where.line << " (lane " << s.begin + i << ") ";
-    if (d == call_difference::site) os << "are different communication functions executed together";
-    else if (d == call_difference::width) os << "pass different widths (" << first->width << ", " << c->width << ")";
-    else if (d == call_difference::arg) os << "pass different offsets or masks (" << arg_text(*first) << ", " << arg_text(*c) << ")";
-    else if (d == call_difference::type) os << "pass different value types (" << first->type_name << ", " << c->type_name << ")";
-    else if (d == call_difference::op) os << "pass different operators";
-    else os << "pass different init values (it must be the same for the work-items of a segment)";
-    return os.str();
-  }
-  return "";
-}
-
-void perform(const scope& s) {
-  const collective_kind kind = s.at[0]->kind;
-  if (kind == collective_kind::sub_group_barrier) return;
-  if (!uses_offset(kind) && kind != collective_kind::shfl) return perform_per_segment(s);
-  // Shuffles: each participant reads one lane.
-  const i64 W = s.sub_group_width, n = s.sub_group_size;
-  auto rec = [&](i64 lane) -> const collective* {
-    return (lane >= s.begin && lane < s.begin + s.lanes) ? s.at[lane - s.begin] : nullptr;
-  };
-  for (i64 i = 0; i < s.lanes; ++i) {
-    collective* c = s.at[i];
-    if (c == nullptr) continue;
-    const i64 lane = s.begin + i, w = segment_width(*c, W), seg = lane / w * w;
-    const std::size_t sz = c->size;
-    auto read = [&](i64 src) {
-      if (src >= 0 && src < n && rec(src) != nullptr) std::memcpy(c->result, rec(src)->value, sz);
-      else std::memset(c->result, 0, sz);  // unspecified
-    };
-    switch (c->kind) {
-      case collective_kind::shfl:
-        if (c->width > 0) read(seg + (c->arg & (w - 1)));
-        else if (c->arg_huge || c->arg < 0 || c->arg >= W) read(-1);
-        else read(c->arg);
-        break;
-      case collective_kind::shfl_down:
-        if (c->arg_huge || c->arg >= seg + w - lane) std::memcpy(c->result, c->value, sz);
-        else read(lane + c->arg);
-        break;
-      case collective_kind::shfl_up:
-        if (c->arg_huge || c->arg > lane - seg) std::memcpy(c->result, c->value, sz);
-        else read(lane - c->arg);
-        break;
-      case collective_kind::shfl_xor:
-        read(seg + ((lane - seg) ^ c->arg));
-        break;
-      default:
-        break;
-    }
-  }
 }
 
 }  // namespace ki::simd_cpu::detail

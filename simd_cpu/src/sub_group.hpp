@@ -1,31 +1,12 @@
-// Private: the sub-group communication functions of simd_cpu, performed once every participant
-// of a scope (a sub-group, or a segment of `width` lanes of it) has arrived with its record.
-// Sub-groups are linear: lanes [0, size) of a sub-group are consecutive work-items.
+// Private: what simd_cpu adds to the CPU runtime's sub-group operations (ki/cpu/sub_group.hpp):
+// vector folds of the standard operators on arithmetic types.
 #pragma once
-#include <cstdint>
-#include <string>
-
-#include <ki/detail/cpu.hpp>
+#include <ki/cpu/sub_group.hpp>
 
 namespace ki::simd_cpu::detail {
 
-const char* name_of(ki::detail::cpu::collective_kind k);
-
-
-/// One scope: at[i] is the record of lane begin + i (null where the lane has no work-item).
-struct scope {
-  std::int64_t sub_group_width;  ///< W
-  std::int64_t sub_group_size;   ///< work-items of the sub-group (lanes 0..size-1)
-  std::int64_t begin, lanes;     ///< the scope's lanes [begin, begin + lanes)
-  ki::detail::cpu::collective* const* at;
-};
-
-/// "" if the participants execute the same function (kind, call site, width, offset/mask,
-/// value type, operator, init); otherwise what differs, naming the lanes.
-std::string check_agreement(const scope& s);
-
-/// Performs the function for every participant, writing each result. Lanes without a
-/// work-item read as zero bytes (the spec leaves their values unspecified).
-void perform(const scope& s);
+/// The vector fold of c's (type, operator), if it has one (recognised by its combine function),
+/// else null: the runtime's exact fold in lane order.
+ki::detail::cpu::fast_fold find_fast(const ki::detail::cpu::collective& c);
 
 }  // namespace ki::simd_cpu::detail

@@ -35,7 +35,7 @@
 // out-of-line switches: an indirect jump there cost ~2 ns per switch on the 2-core VM). That is the one way every context is resumed, whoever suspended
 // it: this function (pc = 1:, which pops the registers and returns to switch_stacks' caller: the
 // return is predicted, see above), ki_fiber_start (a new context), or the inline barrier switch
-// of ki/detail/cpu_barrier.hpp, which saves nothing but sp, pc and rbp because its asm tells
+// of ki/detail/cpu/barrier.hpp, which saves nothing but sp, pc and rbp because its asm tells
 // the compiler that every other register is clobbered. The floating-point control state
 // (MXCSR, x87 control word) is not switched: the work-items of a group share their thread's, as
 // code running on that thread would (documented in docs/design.md).

@@ -16,6 +16,7 @@
 // types work on a device is ki::supports_atomics64(backend); 32-bit integers and float are
 // always supported where ki::supports_atomics(backend) is true.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -28,8 +29,8 @@
 #else
 #include <atomic>
 
-#include <ki/detail/checked.hpp>
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/checked.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #endif
 
 namespace ki {
@@ -285,3 +286,5 @@ KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst
 }
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

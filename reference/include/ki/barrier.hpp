@@ -3,12 +3,13 @@
 // It does not order memory between work-groups. All work-items must reach the same barrier
 // (the oracle reports a divergent one, with the source lines, at synchronize).
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 #if KI_GPU_PASS
-#include <ki/detail/gpu.hpp>
+#include <ki/detail/gpu/intrinsics.hpp>
 #else
-#include <ki/detail/cpu_barrier.hpp>
+#include <ki/detail/cpu/barrier.hpp>
 #endif
 
 namespace ki {
@@ -23,3 +24,5 @@ KI_DEVICE inline void barrier(source_location where = source_location::current()
 }
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

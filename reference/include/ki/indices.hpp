@@ -3,15 +3,16 @@
 // Each takes the integer type T (default std::int64_t) and returns the exact value modulo T:
 // the value is computed in 64 bits and converted, and C++20 integer conversion is modular.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <cstdint>
 
 #include <ki/detail/integer.hpp>
 #include <ki/macros.hpp>
 #include <ki/xyz.hpp>
 #if KI_GPU_PASS
-#include <ki/detail/gpu.hpp>
+#include <ki/detail/gpu/intrinsics.hpp>
 #else
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #endif
 
 namespace ki {
@@ -99,3 +100,5 @@ KI_DEVICE inline xyz<T> get_global_size() {
 }
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

@@ -10,6 +10,7 @@
 // KI_LAMBDA). Each work-item calls its own copy with its own copies of the converted arguments,
 // as GPUs pass kernel parameters by value.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -138,3 +139,5 @@ void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::arra
 }
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

@@ -10,6 +10,7 @@
 // The reference backend fills new local memory with a poison pattern (see docs/) so that
 // reading it before writing shows up.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -19,12 +20,12 @@
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
 #if !KI_GPU_PASS
-#include <ki/detail/checked.hpp>
+#include <ki/detail/cpu/checked.hpp>
 #endif
 #if KI_GPU_PASS
-#include <ki/detail/gpu.hpp>
+#include <ki/detail/gpu/intrinsics.hpp>
 #else
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #endif
 
 namespace ki {
@@ -128,3 +129,5 @@ KI_DEVICE inline local_array<T, Dims...> localmemory(Key, source_location where 
 }
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

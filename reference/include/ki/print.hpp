@@ -7,6 +7,7 @@
 // characters as characters, float and double as %g (operator<<'s default, 6 significant
 // digits), C strings as text, other pointers as %p. Other types do not compile in GPU code.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <ki/macros.hpp>
 #if !KI_GPU_PASS
 #include <cstdio>
@@ -17,7 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <type_traits>
-#include <ki/detail/gpu.hpp>
+#include <ki/detail/gpu/intrinsics.hpp>
 #endif
 
 namespace ki {
@@ -108,3 +109,5 @@ KI_DEVICE void print(const Args&... args) {
 }
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

@@ -5,6 +5,7 @@
 // bounds-checked and throws ki::out_of_bounds naming the index and the size; the executor adds
 // the work-item's coordinates. GPU passes do not check.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -13,7 +14,7 @@
 #include <ki/macros.hpp>
 #include <ki/xyz.hpp>
 #if !KI_GPU_PASS
-#include <ki/detail/checked.hpp>
+#include <ki/detail/cpu/checked.hpp>
 #endif
 
 namespace ki {
@@ -118,3 +119,5 @@ class span {
 };
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

@@ -13,6 +13,7 @@
 // sub-group) read as unspecified values; the reference backend returns a poison pattern and
 // warns. Misuse (divergence, different offsets, a bad width) is an error at synchronize.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -26,9 +27,9 @@
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 #if KI_GPU_PASS
-#include <ki/detail/gpu_sub_group.hpp>
+#include <ki/detail/gpu/sub_group.hpp>
 #else
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #endif
 
 namespace ki {
@@ -232,7 +233,7 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
 }  // namespace detail
 
 
-// Each function body is one expression per pass: the GPU one (detail/gpu_sub_group.hpp) or
+// Each function body is one expression per pass: the GPU one (detail/gpu/sub_group.hpp) or
 // the CPU executor's.
 #if KI_GPU_PASS
 #define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) return gpu_expr;
@@ -386,3 +387,5 @@ KI_DEVICE void sub_group_barrier(W width, source_location where = source_locatio
 #undef KI_DETAIL_SUB_GROUP_BODY
 
 }  // namespace ki
+
+#include <ki/detail/public_end.hpp>

@@ -4,6 +4,7 @@
 // std::invalid_argument naming the bad value for everything the spec calls an ArgumentError.
 // Backends then validate the number of groups themselves (max_num_groups).
 #pragma once
+#include <ki/detail/private.hpp>
 #include <array>
 #include <cstdint>
 #include <limits>

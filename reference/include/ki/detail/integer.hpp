@@ -1,5 +1,6 @@
 // Private: the integer type parameter of the index queries.
 #pragma once
+#include <ki/detail/private.hpp>
 #include <concepts>
 #include <cstdint>
 #include <type_traits>

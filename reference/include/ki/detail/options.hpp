@@ -1,6 +1,7 @@
 // Private: parsing of the compiler options that several backends share. Portable, header-only
 // (also compiled as host code by nvcc and hipcc).
 #pragma once
+#include <ki/detail/private.hpp>
 #include <any>
 #include <cstdint>
 #include <stdexcept>

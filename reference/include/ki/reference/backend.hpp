@@ -3,6 +3,7 @@
 //
 // Configuration travels in the backend value: ki::reference::backend{.threads = 1}.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <any>
 #include <array>
 #include <memory>
@@ -19,7 +20,7 @@
 #include <utility>
 
 #include <ki/backend.hpp>
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #include <ki/launch.hpp>
 #include <ki/reference/schedule.hpp>
 
@@ -275,3 +276,5 @@ struct ki::backend_traits<ki::reference::backend> {
                               k.name.empty() ? "kernel" : k.name);
   }
 };
+
+#include <ki/detail/public_end.hpp>

@@ -10,6 +10,7 @@
 //
 // Configuration travels in the value: ki::simd_cpu::backend{.threads = 1, .sub_group_width = 8}.
 #pragma once
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +24,7 @@
 #include <variant>
 
 #include <ki/backend.hpp>
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #include <ki/launch.hpp>
 
 namespace ki::simd_cpu {
@@ -228,3 +229,5 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx, k.name.empty() ? "kernel" : k.name);
   }
 };
+
+#include <ki/detail/public_end.hpp>

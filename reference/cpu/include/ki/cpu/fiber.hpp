@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include <ki/detail/cpu.hpp>  // fiber_context
+#include <ki/detail/cpu/executor.hpp>  // fiber_context
 
 // Sanitizer builds (they need every switch announced, see fiber.cpp).
 #if defined(__SANITIZE_ADDRESS__)
@@ -71,7 +71,7 @@ class fiber_core {
 
   /// Makes room for `slots` slots, all empty. With `records`, slots 0 .. external - 1 are the
   /// fiber_contexts at records, records + stride, ... (the caller's, e.g. in its work-items'
-  /// records, where an inline barrier switch finds them: ki/detail/cpu_barrier.hpp); the
+  /// records, where an inline barrier switch finds them: ki/detail/cpu/barrier.hpp); the
   /// others are the core's own. The caller keeps those records alive and in place until the
   /// next reset.
   void reset(int slots, fiber_context* records = nullptr, std::size_t stride = 0, int external = 0);

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #include <ki/errors.hpp>
 #include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
@@ -28,58 +28,6 @@
 #include <ki/cpu/fiber.hpp>
 
 namespace ki::detail::cpu {
-
-/// The user-facing name of a sub-group function, for messages.
-inline const char* collective_name(collective_kind k) {
-  using K = collective_kind;
-  switch (k) {
-    case K::shfl: return "shfl";
-    case K::shfl_down: return "shfl_down";
-    case K::shfl_up: return "shfl_up";
-    case K::shfl_xor: return "shfl_xor";
-    case K::any: return "sub_group_any";
-    case K::all: return "sub_group_all";
-    case K::ballot: return "sub_group_ballot";
-    case K::reduce: return "sub_group_reduce";
-    case K::scan: return "sub_group_scan";
-    case K::exclusive_scan: return "sub_group_exclusive_scan";
-    case K::sub_group_barrier: return "sub_group_barrier";
-  }
-  return "?";
-}
-
-/// The offset / lane / mask argument as the caller wrote it (huge unsigned values included).
-inline std::string arg_text(const collective& c) {
-  return c.arg_huge ? std::to_string(static_cast<std::uint64_t>(c.arg)) : std::to_string(c.arg);
-}
-
-/// Whether the function's argument is an offset or mask (shfl_down / shfl_up / shfl_xor).
-inline bool uses_offset(collective_kind k) {
-  using K = collective_kind;
-  return k == K::shfl_down || k == K::shfl_up || k == K::shfl_xor;
-}
-
-/// The width of the caller's segment: the function's width, or the whole sub-group's w.
-inline std::int64_t segment_width(const collective& c, std::int64_t w) { return c.width > 0 ? c.width : w; }
-
-/// What is wrong with one call's width, offset or mask on a sub-group of width w ("" if nothing).
-inline std::string check_arguments(const collective& c, std::int64_t w) {
-  using K = collective_kind;
-  const std::int64_t width = c.width;
-  if (c.width_given && (c.width_huge || width <= 0 || width > w || (width & (width - 1)) != 0)) {
-    const std::string shown = c.width_huge ? std::to_string(static_cast<std::uint64_t>(width)) : std::to_string(width);
-    return std::string(collective_name(c.kind)) + ": width = " + shown +
-           " must be a power of two between 1 and the sub-group width " + std::to_string(w);
-  }
-  const std::int64_t seg = segment_width(c, w);
-  if ((c.kind == K::shfl_down || c.kind == K::shfl_up) && !c.arg_huge && c.arg < 0)
-    return std::string(collective_name(c.kind)) + ": offset = " + arg_text(c) + " must be at least 0";
-  if (c.kind == K::shfl_xor && (c.arg_huge || c.arg < 0 || c.arg >= seg))
-    return std::string("shfl_xor: mask = ") + arg_text(c) + " must be between 0 and " + std::to_string(seg - 1) +
-           (c.width > 0 ? " (width - 1)" : " (the sub-group width - 1)");
-  return "";
-}
-
 
 inline std::string to_string(const xyz<std::int64_t>& v) {
   return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) + ")";
@@ -92,26 +40,10 @@ inline std::string to_string(const source_location& s) {
   return s.column != 0 ? r + ":" + std::to_string(s.column) : r;
 }
 
-/// The barriers' fast-path test (shared with the inline barrier, ki/detail/cpu.hpp).
-// (same_site: ki/detail/cpu.hpp)
-
+/// The same source location, also when two copies of a file name spell it (the barriers' fast
+/// path compares with same_site, ki/detail/cpu/executor.hpp, and falls back on this).
 inline bool same_point(const source_location& a, const source_location& b) {
   return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
-}
-
-/// How a participant of a sub-group function differs from the first one, in the order the
-/// messages report it: call site (function and source location), width, offset/lane/mask where
-/// it matters, value type, operator, init.
-enum class call_difference : std::uint8_t { none, site, width, arg, type, op, init };
-inline call_difference first_difference(const collective& c, const collective& first) {
-  if (c.kind != first.kind || !same_point(c.where, first.where)) return call_difference::site;
-  if (c.width != first.width) return call_difference::width;
-  if (uses_offset(c.kind) && (c.arg != first.arg || c.arg_huge != first.arg_huge)) return call_difference::arg;
-  if (c.size != first.size || (c.type_name != first.type_name && std::strcmp(c.type_name, first.type_name) != 0))
-    return call_difference::type;
-  if (c.combine != first.combine) return call_difference::op;
-  if (c.init != nullptr && !c.same_init(c.init, first.init)) return call_difference::init;
-  return call_difference::none;
 }
 
 /// The positive integer in environment variable `name`, else `fallback` (unset or empty). Any

@@ -1,7 +1,7 @@
 // Private: barrier() on CPU backends, with the inline switch of the barrier ring.
 //
 // A barrier normally calls the executor (cpu::executor::barrier). An executor that keeps a
-// barrier ring (cpu::barrier_ring, ki/detail/cpu.hpp: simd_cpu does) lets the steady state of a
+// barrier ring (cpu::barrier_ring, ki/detail/cpu/executor.hpp: simd_cpu does) lets the steady state of a
 // barrier happen right here, inlined into the kernel: a work-item that arrives at the round's
 // barrier and is neither its first nor its last arrival saves its context in its own record,
 // makes its successor in the ring current and resumes it, all in a dozen instructions.
@@ -18,7 +18,8 @@
 // ThreadSanitizer must see every switch); elsewhere barrier() always calls the executor, and
 // the executor does not keep a ring where its library was built without the inline switch.
 #pragma once
-#include <ki/detail/cpu.hpp>
+#include <ki/detail/private.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 

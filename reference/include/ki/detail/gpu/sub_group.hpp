@@ -17,10 +17,11 @@
 // Argument misuse that the oracle reports (a width that is not a power of two <= W, a negative
 // offset, a xor mask >= the width) is not checked here: the result is unspecified.
 #pragma once
+#include <ki/detail/private.hpp>
 #include <cstdint>
 #include <type_traits>
 
-#include <ki/detail/gpu.hpp>
+#include <ki/detail/gpu/intrinsics.hpp>
 
 namespace ki::detail::gpu {
 

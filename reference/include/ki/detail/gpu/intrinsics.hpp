@@ -1,12 +1,13 @@
 // Private: the GPU pass of device functions (nvcc / hipcc device compilation).
 //
 // The few intrinsics in which CUDA and HIP differ are wrapped here, once; the exact sub-group
-// algorithms built on them are in gpu_sub_group.hpp.
+// algorithms built on them are in detail/gpu/sub_group.hpp.
 //   CUDA: warps of 32 lanes; *_sync intrinsics take the mask of the lanes that execute the call
 //         together (sm_70+ schedules lanes independently, so the mask is what makes it exact).
 //   HIP:  wavefronts of warpSize (64 on gfx9, 32 on gfx10+) lanes executing in lockstep; HIP 5.2
 //         has no *_sync intrinsics, so masks only select the lanes a result is taken from.
 #pragma once
+#include <ki/detail/private.hpp>
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #elif defined(__CUDACC__)

@@ -5,6 +5,7 @@
 // before it runs or resumes it, so index queries are plain loads, and synchronisation points
 // call back into the executor through `group_state::exec`.
 #pragma once
+#include <ki/detail/private.hpp>
 // Host-only: device functions use it only in their !KI_GPU_PASS branch, and the reference
 // backend's host code includes it in every pass.
 #include <cstddef>
@@ -12,40 +13,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <ki/detail/cpu/sub_group_ops.hpp>  // collective
 #include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
 
 namespace ki::detail::cpu {
-
-/// The sub-group communication functions, as the executor sees them.
-enum class collective_kind : std::uint8_t {
-  shfl, shfl_down, shfl_up, shfl_xor,
-  any, all, ballot,
-  reduce, scan, exclusive_scan,
-  sub_group_barrier,
-};
-
-/// One work-item's part in a sub-group communication function. It lives on the caller's stack
-/// while the caller waits; the executor reads `value` and writes `result` of every participant.
-struct collective {
-  collective_kind kind;
-  source_location where;
-  std::int64_t width = 0;        ///< 0: no width given (the whole sub-group)
-  bool width_given = false;      ///< a width was passed (width holds it, also 0 or negative ones)
-  bool width_huge = false;       ///< the width was an unsigned value beyond int64 (its bits are in width)
-  std::int64_t arg = 0;          ///< lane (shfl), offset (shfl_down/up) or mask (shfl_xor)
-  bool arg_huge = false;         ///< arg was an unsigned value beyond int64 (its bits are in arg)
-  std::size_t size = 0;          ///< sizeof the value type
-  const void* value = nullptr;   ///< the caller's value (bool for votes)
-  void* result = nullptr;        ///< T, bool (any/all) or std::uint64_t (ballot)
-  /// reduce/scans: out = op(a, b) on values of `size` bytes; `op` is the caller's operator.
-  void (*combine)(const void* op, const void* a, const void* b, void* out) = nullptr;
-  const void* op = nullptr;
-  const void* init = nullptr;    ///< exclusive_scan
-  /// exclusive_scan: whether two inits are the same value (bytes of padding aside).
-  bool (*same_init)(const void* a, const void* b) = nullptr;
-  const char* type_name = "";    ///< for messages
-};
 
 /// What a CPU backend implements for the operations that involve other work-items or group
 /// resources. Called only from inside a work-item.
@@ -116,7 +88,7 @@ struct fiber_context {
   void* bp = nullptr;
 };
 
-/// The barrier ring: a backend's state for the inline barrier (ki/detail/cpu_barrier.hpp), set
+/// The barrier ring: a backend's state for the inline barrier (ki/detail/cpu/barrier.hpp), set
 /// by an executor that runs a work-group's items on one thread and lets a barrier switch
 /// straight from a work-item to the next in the ring (simd_cpu). While `site` is the round's
 /// barrier, every work-item of the group other than the running one is suspended, the ring

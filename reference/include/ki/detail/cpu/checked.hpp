@@ -8,6 +8,7 @@
 // the one surprise is that an element bound to a reference (`auto& r = a[i]`) is recorded once,
 // where it was bound, not at each later use. Default mode: none of this exists (no cost).
 #pragma once
+#include <ki/detail/private.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
