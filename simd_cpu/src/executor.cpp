@@ -59,6 +59,7 @@
 #include <ki/cpu/support.hpp>
 #include "executor.hpp"
 #include <ki/cpu/fiber.hpp>
+#include <ki/cpu/runner.hpp>
 #include "sub_group.hpp"
 
 namespace ki::simd_cpu::detail {
@@ -90,28 +91,18 @@ int resolve_threads(const backend& b) {
 /// ring's inline switch saves and finds the work-item's fiber while it is suspended: its slot in
 /// the fiber core, ki/detail/cpu/barrier.hpp) and what the index queries read of the item_state.
 struct alignas(64) item : cpu::ring_context, cpu::item_state {
-  // A sync point the group does not know by itself (group_runner::sync_point says which that
-  // is): a sub-group function it waits in or passed, or a barrier other than the one the
-  // others wait at. Valid while at_round is the runner's round_ (nothing is reset per group).
-  std::uint64_t at_round = 0;
-  source_location at{};
-  bool at_barrier = true;           // a barrier, else the sub-group function `kind`
-  cpu::collective_kind kind{};
-  cpu::collective* coll = nullptr;  // while in a sub-group function: its record
+  cpu::sync_record sync;  // what errors name (ki/cpu/runner.hpp)
 };
 static_assert(sizeof(item) == 128);
 
-/// Where an error says a work-item is: the sync point, and "barrier" or a function's name
-/// (nullptr: it has passed none in this group).
-struct sync_point_t {
-  source_location where;
-  const char* what;
-};
+constexpr cpu::backend_names names{"ki::simd_cpu", "ki::simd_cpu::backend::stack_size or KI_SIMD_CPU_STACK_SIZE"};
 
-class group_runner final : public cpu::executor {
+class group_runner final : public cpu::executor, public cpu::group_runner_base<group_runner, item> {
+  friend cpu::group_runner_base<group_runner, item>;
+  using status = cpu::item_status;
+
  public:
-  explicit group_runner(std::size_t stack_size) : fibers_(stack_size) {}
-  std::size_t stack_size() const { return fibers_.stack_size(); }
+  explicit group_runner(std::size_t stack_size) : group_runner_base(stack_size, names) {}
 
   struct failure {
     i64 group;
@@ -125,8 +116,6 @@ class group_runner final : public cpu::executor {
     last_ = last;
     stop_ = &stop;
     done_ = false;
-    failed_item_ = -1;
-    group_error_.reset();
     first_group_ = first;
     start_group(first);
     // Slots 0 .. n - 1 are the work-items' records; slot n, the driver's, is the core's own.
@@ -144,26 +133,9 @@ class group_runner final : public cpu::executor {
     cpu::current_exec = nullptr;
     cpu::current_group = nullptr;
     cpu::private_begin = cpu::private_end = 0;
-    const item* faulting = cpu::current != nullptr ? static_cast<const item*>(cpu::current) : &items_.front();
+    const item* faulting = static_cast<const item*>(cpu::current);
     cpu::current = nullptr;
-    if (fault.happened) {
-      std::ostringstream os;
-      if (fault.stack_overflow)
-        os << "overflowed its fiber stack (stack_size = " << fibers_.stack_size()
-           << " bytes; raise ki::simd_cpu::backend::stack_size or KI_SIMD_CPU_STACK_SIZE)";
-      else
-        os << "made an invalid memory access at address " << fault.address;
-      return failure{group_, item_error(fault.stack_overflow ? kernel_error::kind::stack_overflow : kernel_error::kind::exception,
-                                        *faulting, os.str())};
-    }
-    if (failed_item_ >= 0) {
-      fibers_.abandon_all();
-      return failure{group_, item_error(failed_kind_, items_[static_cast<std::size_t>(failed_item_)], failed_message_)};
-    }
-    if (group_error_) {
-      fibers_.abandon_all();
-      return failure{group_, std::move(*group_error_)};
-    }
+    if (auto e = take_failure(fault, faulting)) return failure{group_, std::move(*e)};
     return std::nullopt;
   }
 
@@ -181,7 +153,7 @@ class group_runner final : public cpu::executor {
         !cpu::same_site(where, round_point_)) [[unlikely]]
       return barrier_slow(where);
     waiting_[static_cast<std::size_t>(arrived_++)] = self;
-    waits_[static_cast<std::size_t>(self)] = 1;
+    status_[static_cast<std::size_t>(self)] = status::waiting;
     switch_to_next(self);  // (suspended_ is not 0: the first arrival was suspended)
   }
 
@@ -213,7 +185,8 @@ class group_runner final : public cpu::executor {
       return;
     }
     waiting_[static_cast<std::size_t>(arrived_ - 1)] = self;
-    waits_[static_cast<std::size_t>(self)] = 1;
+    status_[static_cast<std::size_t>(self)] = status::waiting;
+    ++suspended_;
     suspend(self);
   }
 
@@ -225,7 +198,7 @@ class group_runner final : public cpu::executor {
   // inline switch in the kernel (ki/detail/cpu/barrier.hpp, on x86-64 without sanitizers) or
   // ring_barrier's switch. Anything else that needs to know where work-items are (a sub-group
   // function, a work-item's end, an error, a barrier elsewhere) first turns the ring back into
-  // waiting_ / ready_ / waits_ (settle).
+  // waiting_ / ready_ / status_ (settle).
 
   /// A barrier while the ring is on: the round's first arrival opens it (the inline switch then
   /// takes the others), its last releases it and runs on, any other switches to its successor
@@ -262,7 +235,7 @@ class group_runner final : public cpu::executor {
   /// of the executor they are started (loop_.next = n_); while they wait to be resumed, a
   /// settled ring lists them as ready, which starts them just as well.
   void open_ring(source_location where) {
-    for (int k = 1; k < n_; ++k) items_[static_cast<std::size_t>(k)].coll = nullptr;  // (it may hold a former group's)
+    for (int k = 1; k < n_; ++k) items_[static_cast<std::size_t>(k)].sync.coll = nullptr;  // (it may hold a former group's)
     fibers_.prepare(1, static_cast<int>(n_), &group_runner::item_entry, this);
     loop_.next = n_;
     ring_on_ = true;
@@ -285,38 +258,25 @@ class group_runner final : public cpu::executor {
     arrived_ = 0;
     for (int k = first; k != running; k = ring_next(k)) {
       waiting_[static_cast<std::size_t>(arrived_++)] = k;
-      waits_[static_cast<std::size_t>(k)] = 1;
+      status_[static_cast<std::size_t>(k)] = status::waiting;
     }
     ready_.clear();
     ready_pos_ = 0;
     for (int k = ring_next(running); k != first; k = ring_next(k)) {
       ready_.push_back(k);
-      waits_[static_cast<std::size_t>(k)] = 1;
+      status_[static_cast<std::size_t>(k)] = status::waiting;
     }
-    waits_[static_cast<std::size_t>(running)] = 0;
+    status_[static_cast<std::size_t>(running)] = status::running;
     if (open) round_point_ = ring_.site;
     ring_.site = {nullptr, 0, 0};
     ring_.first = nullptr;
-  }
-
-  /// A barrier arrival whose source location may differ from the first arrival's.
-  [[gnu::noinline]] void other_barrier(int self, source_location where) {  // (by value: see barrier_slow)
-    if (same_point(where, round_point_)) return;  // the same line, named by another copy of the file name
-    item& it = items_[static_cast<std::size_t>(self)];
-    mismatch_ = true;
-    it.at = where;
-    it.at_barrier = true;
-    it.at_round = round_;
   }
 
   void collective(cpu::collective& c) override {
     settle();
     item& it = own_state();
     const i64 W = gs_.sub_group_width;
-    it.at = c.where;
-    it.at_barrier = false;
-    it.kind = c.kind;
-    it.at_round = round_;
+    note_collective(it, c);
     if (c.width_given || cpu::checks_arg(c.kind))
       if (std::string bad = check_arguments(c, W); !bad.empty())
         throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
@@ -326,7 +286,7 @@ class group_runner final : public cpu::executor {
     const bool segment = c.width > 0 && c.width < W;
     const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
     const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
-    it.coll = &c;
+    it.sync.coll = &c;
     if (present > 1) {
       // Arrivals per scope: a counter per sub-group for the whole sub-group (the common case),
       // a short list of segments otherwise.
@@ -344,7 +304,8 @@ class group_runner final : public cpu::executor {
       if (!last) {
         ++in_collective_;
         const int self = static_cast<int>(slot_of(it));
-        waits_[static_cast<std::size_t>(self)] = 1;
+        status_[static_cast<std::size_t>(self)] = status::in_collective;
+        ++suspended_;
         return suspend(self);
       }
     }
@@ -378,10 +339,7 @@ class group_runner final : public cpu::executor {
 
   void charge(local_alloc& l, const source_location& where) {
     if (group_local_bytes_ + l.bytes > max_local_memory)
-      throw item_failure{kernel_error::kind::resource,
-                         "localmemory at " + to_string(where) + " needs " + std::to_string(l.bytes) +
-                             " bytes; the work-group already uses " + std::to_string(group_local_bytes_) +
-                             " of max_local_memory = " + std::to_string(max_local_memory)};
+      throw cpu::reporter::local_memory_exceeded(where, l.bytes, group_local_bytes_, max_local_memory);
     group_local_bytes_ += l.bytes;
     l.epoch = group_epoch_;
   }
@@ -392,7 +350,7 @@ class group_runner final : public cpu::executor {
     const i64 size = std::min<i64>(gs_.sub_group_width, n_ - sg * gs_.sub_group_width);
     cpu::collective* at[64];
     for (i64 l = 0; l < lanes; ++l)
-      at[l] = begin + l < size ? items_[static_cast<std::size_t>(sg * gs_.sub_group_width + begin + l)].coll : nullptr;
+      at[l] = begin + l < size ? items_[static_cast<std::size_t>(sg * gs_.sub_group_width + begin + l)].sync.coll : nullptr;
     const cpu::scope s{gs_.sub_group_width, size, begin, lanes, at};
     if (std::string bad = check_agreement(s); !bad.empty())
       throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true};
@@ -401,7 +359,7 @@ class group_runner final : public cpu::executor {
     perform(s, zeros, cpu::op(s.at[0]->kind).shape == cpu::op_shape::fold ? find_fast(*s.at[0]) : nullptr);
     for (i64 l = begin; l < begin + lanes && l < size; ++l) {
       item& p = items_[static_cast<std::size_t>(sg * gs_.sub_group_width + l)];
-      p.coll = nullptr;
+      p.sync.coll = nullptr;
       if (&p != cpu::current) {
         --in_collective_;
         ready_.push_back(static_cast<int>(p.local_linear));
@@ -420,16 +378,13 @@ class group_runner final : public cpu::executor {
         if (failed_item_ >= 0 || group_error_ || done_) return;
         if (exited() == n_) break;  // the group has finished
         if (mismatch_ || exited() > 0 || in_collective_ > 0) {
-          group_error_ = divergence_error();
+          group_error_ = cannot_finish();
           return;
         }
         // Not reached in practice (the last arrival releases a barrier itself); kept so that
         // the driver alone is enough to finish a group whose items all wait at one barrier.
-        ready_.assign(waiting_.begin(), waiting_.begin() + arrived_);
+        release_waiting();
         ready_pos_ = 1;
-        arrived_ = 0;
-        last_barrier_ = round_point_;
-        ++round_;
         enter(ready_[0]);
         fibers_.switch_to(main, ready_[0]);
       }
@@ -475,9 +430,7 @@ class group_runner final : public cpu::executor {
   /// group-level failure. Out of line: the item paths keep small frames.
   [[gnu::noinline]] int failed() {
     settle();
-    const item_failure f = cpu::current_failure();
-    if (f.group_level) return fail_group(f.kind, f.message);
-    return fail(current(), f.kind, f.message);
+    return failed_current();
   }
 
   /// A work-item ended: whom to resume, or -1 when the group is done and the chunk's next one
@@ -488,15 +441,16 @@ class group_runner final : public cpu::executor {
     // Every item ran to its end on this fiber: the group is done.
     if (!next_group()) {
       done_ = true;
-      return static_cast<int>(n_);
+      return driver();
     }
     return -1;
   }
 
+  // --- what group_runner_base asks of its backend ---
+  bool has_unstarted() const { return loop_.next < n_; }
+  bool started(const item& it) const { return it.local_linear < loop_.next; }
   /// Work-items that have exited, counted when nothing runs.
-  i64 exited() const { return loop_.next - arrived_ - in_collective_; }
-
-  static item& current() { return *static_cast<item*>(cpu::current); }
+  i64 exited() const { return group_runner_base::exited(loop_.next); }
 
   /// The running work-item, at a synchronisation point. At its first one in the group it
   /// moves the item loop's `next` past itself: it may be suspended here, and the loop goes on
@@ -505,104 +459,9 @@ class group_runner final : public cpu::executor {
     item& it = current();
     if (const i64 k = static_cast<i64>(slot_of(it)); k >= loop_.next) {
       loop_.next = k + 1;
-      it.coll = nullptr;  // (it may hold a former group's)
+      it.sync.coll = nullptr;  // (it may hold a former group's)
     }
     return it;
-  }
-
-  int fail(item& running, kernel_error::kind k, std::string msg) {
-    const item& it = running;
-    failed_item_ = it.local_linear;
-    failed_kind_ = k;
-    failed_message_ = std::move(msg);
-    return static_cast<int>(n_);
-  }
-
-  int fail_group(kernel_error::kind k, const std::string& msg) {
-    const item& first = current();
-    group_error_ = kernel_error(k, gs_.group_id, first.local_id, to_string(sync_point(first).where),
-                                "ki::simd_cpu: kernel '" + std::string(d_->kernel_name) + "': work-group " +
-                                    to_string(gs_.group_id) + ": " + msg);
-    return static_cast<int>(n_);
-  }
-
-  int next_to_resume() {
-    if (ready_pos_ == ready_.size()) return static_cast<int>(n_);
-    const int k = ready_[ready_pos_++];
-    enter(k);
-    return k;
-  }
-
-  /// The work-item's slot (its linear local id), without reading its record.
-  std::size_t slot_of(const item& it) const { return static_cast<std::size_t>(&it - items_.data()); }
-
-  /// Marks work-item k running and current. Whoever resumes a work-item does this before the
-  /// switch, so that a suspended one has nothing left to do when it resumes.
-  void enter(int k) {
-    waits_[static_cast<std::size_t>(k)] = 0;
-    cpu::current = &items_[static_cast<std::size_t>(k)];
-  }
-
-  /// Suspends work-item `self` and runs whoever is next. Nothing follows the switch, so that
-  /// the compiler makes it a tail call.
-  void suspend(int self) {
-    ++suspended_;
-    if (ready_pos_ < ready_.size()) [[likely]] return switch_to_next(self);
-    if (loop_.next < n_) return fibers_.spawn(self, &group_runner::runner_entry, this);
-    fibers_.switch_to(self, static_cast<int>(n_));
-  }
-
-  /// Switches from `self` to the next released work-item (there is one).
-  void switch_to_next(int self) {
-    const int k = ready_[ready_pos_++];
-    const int after = ready_pos_ < ready_.size() ? ready_[ready_pos_] : -1;
-    cpu::hand_over(fibers_, items_.data(), self, k, after, [this](int j) { enter(j); });
-  }
-
-  /// What errors name for work-item `it`: where it waits, else the last sync point it passed.
-  sync_point_t sync_point(const item& it) const {
-    const bool own = it.at_round == round_;  // recorded since the group's last barrier released
-    const auto named = [&] { return sync_point_t{it.at, it.at_barrier ? "barrier" : cpu::collective_name(it.kind)}; };
-    if (waits_[slot_of(it)] != 0 && it.coll == nullptr)  // at a barrier
-      return own && it.at_barrier ? named() : sync_point_t{round_point_, "barrier"};
-    if (own) return named();
-    if (round_ != group_round_) return {last_barrier_, "barrier"};  // it passed the last one released
-    return {source_location{}, nullptr};
-  }
-
-  std::optional<kernel_error> divergence_error() const {
-    std::ostringstream os;
-    os << "ki::simd_cpu: kernel '" << d_->kernel_name << "': work-group " << to_string(gs_.group_id) << " cannot finish:";
-    const item* first = nullptr;
-    i64 exited_items = 0, shown = 0;
-    for (const item& it : items_) {
-      if (it.local_linear >= loop_.next) continue;
-      if (waits_[slot_of(it)] == 0) {
-        ++exited_items;
-        continue;
-      }
-      if (first == nullptr) first = &it;
-      const sync_point_t at = sync_point(it);
-      if (shown++ < 8) os << " item " << it.local_linear << " waits at " << at.what << " " << to_string(at.where) << ";";
-    }
-    if (shown > 8) os << " (" << shown - 8 << " more waiting);";
-    os << " " << exited_items << " items exited (every work-item of a work-group must reach the same barrier, and "
-       << "every work-item of a sub-group, or of a segment with a width, the same communication function)";
-    if (first == nullptr) first = &items_.front();
-    return kernel_error(mismatch_ ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish, gs_.group_id,
-                        first->local_id, to_string(sync_point(*first).where), os.str());
-  }
-
-  kernel_error item_error(kernel_error::kind k, const item& it, const std::string& what) const {
-    std::ostringstream os;
-    os << "ki::simd_cpu: kernel '" << d_->kernel_name << "': work-item " << to_string(it.local_id) << " (linear "
-       << it.local_linear << ") of work-group " << to_string(gs_.group_id) << " " << what;
-    std::string where;
-    if (const sync_point_t at = sync_point(it); at.what != nullptr) {
-      where = to_string(at.where);
-      if (k != kernel_error::kind::invalid_collective) os << " (after " << at.what << " " << where << ")";
-    }
-    return kernel_error(k, gs_.group_id, it.local_id, where, os.str());
   }
 
   /// The chunk's next group, if any is left (and no lower group failed meanwhile).
@@ -626,22 +485,18 @@ class group_runner final : public cpu::executor {
       gs_.set_group_id({g % gx, (g / gx) % gy, g / (gx * gy)});
     }
     group_ = g;
+    report_.set_group(gs_.group_id);
     loop_.next = 0;
     if (suspended_ != 0) {  // only a group that used fibers leaves state behind
       for (auto& p : pending_) p.clear();
       std::fill(whole_arrived_.begin(), whole_arrived_.end(), 0);
-      std::fill(waits_.begin(), waits_.end(), 0);
+      std::fill(status_.begin(), status_.end(), status::running);
       suspended_ = 0;
     }
-    group_round_ = ++round_;  // records of earlier groups are stale from here on
+    start_round_state();
     ring_on_ = false;
     ring_.site = {nullptr, 0, 0};
     ring_.first = nullptr;
-    ready_.clear();
-    ready_pos_ = 0;
-    arrived_ = 0;
-    in_collective_ = 0;
-    mismatch_ = false;
     ++group_epoch_;
     group_local_bytes_ = 0;
   }
@@ -652,7 +507,8 @@ class group_runner final : public cpu::executor {
     if (serial == prepared_serial_) return;
     prepared_serial_ = serial;
     const i64 lx = d.items[0], ly = d.items[1], lz = d.items[2];
-    n_ = lx * ly * lz;
+    reset_items(lx * ly * lz);
+    report_.set_kernel(d.kernel_name);
     const i64 W = d.b->sub_group_width;
     gs_.local_size = {lx, ly, lz};
     gs_.num_groups = {d.groups[0], d.groups[1], d.groups[2]};
@@ -661,7 +517,6 @@ class group_runner final : public cpu::executor {
     gs_.num_sub_groups = (n_ + W - 1) / W;
     pending_.assign(static_cast<std::size_t>(gs_.num_sub_groups), {});
     whole_arrived_.assign(static_cast<std::size_t>(gs_.num_sub_groups), 0);
-    items_.assign(static_cast<std::size_t>(n_), item{});
     i64 k = 0;
     for (i64 z = 0; z < lz; ++z)
       for (i64 y = 0; y < ly; ++y)
@@ -682,46 +537,23 @@ class group_runner final : public cpu::executor {
     ring_.stride = sizeof(item);
     if (cpu::ring_context_of(&items_.front()) != &items_.front().ctx)  // (the layout the inline barrier assumes)
       throw std::logic_error("ki::simd_cpu: internal error: a work-item's context is not right before its item_state");
-    waiting_.assign(static_cast<std::size_t>(n_), 0);
-    waits_.assign(static_cast<std::size_t>(n_), 0);
-    ready_.reserve(static_cast<std::size_t>(n_));
     suspended_ = 0;
     locals_.clear();
     arena_.reset();
   }
 
-  fiber_core fibers_;
   const launch_desc* d_ = nullptr;
   std::uint64_t prepared_serial_ = 0;
-  cpu::group_state gs_;
-  std::vector<item> items_;
-  i64 n_ = 0;
   item_loop loop_;
 
   i64 group_ = 0, last_ = 0, first_group_ = 0;
   const std::atomic<i64>* stop_ = nullptr;
   bool done_ = false;
   i64 suspended_ = 0;  // suspensions in this group
-  std::vector<int> waiting_;  // n_ entries: the first arrived_ wait at the barrier, in arrival order
-  std::vector<unsigned char> waits_;  // per work-item: 1 while it waits (barrier or sub-group function)
-  std::vector<int> ready_;    // released, in the order they run
-  std::size_t ready_pos_ = 0;
-  i64 arrived_ = 0;
-  i64 in_collective_ = 0;  // suspended in a sub-group function
   std::vector<std::vector<pending_scope>> pending_;  // per sub-group: segments with arrivals
   std::vector<i64> whole_arrived_;                    // per sub-group: arrivals without a segment
-  source_location round_point_{};   // where the first arrival of this round waits
-  source_location last_barrier_{};  // the barrier released last (valid while round_ != group_round_)
-  bool mismatch_ = false;
   bool ring_on_ = false;    // the group's barrier state is ring_'s (see ring_barrier)
   cpu::barrier_ring ring_;  // (cpu::current_ring while the inline switch may use it)
-  // Barrier rounds of this runner, never reset: +1 at each group's start and at each release.
-  std::uint64_t round_ = 0, group_round_ = 0;
-
-  i64 failed_item_ = -1;
-  kernel_error::kind failed_kind_{};
-  std::string failed_message_;
-  std::optional<kernel_error> group_error_;
 
   std::vector<local_alloc> locals_;
   std::uint64_t group_epoch_ = 0;

@@ -226,19 +226,22 @@ TEST_CASE("barrier ring: errors of a group in the ring name the work-item and th
       CHECK(e.error_kind() == ki::kernel_error::kind::barrier_mismatch);
       CHECK(e.group().x == 0);
       const std::string m = e.what();
-      const auto site_of = [&](i64 item) {  // "barrier_ring.cpp:LINE" after "item K waits at barrier "
-        const std::string key = "item " + std::to_string(item) + " waits at barrier ";
+      // "items <ranges> wait at barrier barrier_ring.cpp:LINE" per barrier: the site of a range.
+      const auto site_of = [&](const std::string& items) {
+        const std::string key = "items " + items + " wait at barrier ";
         const auto p = m.find(key);
-        return p == std::string::npos ? std::string("?") : m.substr(p + key.size(), m.find(';', p) - p - key.size());
+        return p == std::string::npos ? std::string("?") : m.substr(p + key.size(), m.find_first_of("; ", p + key.size()) - p - key.size());
       };
-      CHECK_THAT(site_of(odd), ContainsSubstring("barrier_ring.cpp:"));
-      CHECK_THAT(site_of(0), ContainsSubstring("barrier_ring.cpp:"));
-      CHECK(site_of(odd) != site_of(0));
+      const std::string others = "0-" + std::to_string(odd - 1) + ", " + std::to_string(odd + 1) + "-" + std::to_string(n - 1);
+      const auto site_of_odd = site_of(std::to_string(odd)), site_of_0 = site_of(others);
+      CHECK_THAT(site_of_odd, ContainsSubstring("barrier_ring.cpp:"));
+      CHECK_THAT(site_of_0, ContainsSubstring("barrier_ring.cpp:"));
+      CHECK(site_of_odd != site_of_0);
     }
     {
       const auto e = run(1, rounds);  // exits while the others wait
       CHECK(e.error_kind() == ki::kernel_error::kind::cannot_finish);
-      CHECK_THAT(std::string(e.what()), ContainsSubstring("1 items exited"));
+      CHECK_THAT(std::string(e.what()), ContainsSubstring("; items " + std::to_string(odd) + " exited"));
     }
     {
       const auto e = run(2, rounds);  // throws
