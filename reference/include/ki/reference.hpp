@@ -1,5 +1,6 @@
 // The reference backend (the oracle).
 #pragma once
 #include <ki/reference/backend.hpp>
+#include <ki/reference/events.hpp>
 #include <ki/reference/explore.hpp>
 #include <ki/reference/report.hpp>

@@ -1,0 +1,479 @@
+// Private: the oracle's group runner, which runs one work-group of a launch on this thread
+// (executor.cpp says how). Included by executor.cpp only.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ki/cpu/fiber.hpp>
+#include <ki/cpu/runner.hpp>
+#include <ki/cpu/sub_group.hpp>
+#include <ki/cpu/support.hpp>
+#include <ki/detail/cpu/checked.hpp>
+#include <ki/detail/cpu/executor.hpp>
+#include <ki/errors.hpp>
+#include <ki/reference/backend.hpp>
+#include <ki/reference/events.hpp>
+#include <ki/source_location.hpp>
+
+#include "executor.hpp"
+#include "layout.hpp"
+#include "poison.hpp"
+#include "race_detector.hpp"
+#include "sub_group.hpp"
+
+#ifndef KI_REFERENCE_NO_ALWAYS_ON_CHECKS
+#define KI_REFERENCE_NO_ALWAYS_ON_CHECKS 0
+#endif
+
+namespace ki::reference::detail {
+namespace cpu = ki::detail::cpu;
+namespace checked = ki::detail::checked;
+
+namespace runner_detail {
+using i64 = std::int64_t;
+
+using cpu::barrier_what;
+using cpu::collective_name;
+using cpu::item_failure;
+using cpu::same_point;
+using cpu::to_string;
+
+inline std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// A uniformly drawn position below n (n > 0).
+inline std::size_t draw(std::uint64_t& s, std::size_t n) { return static_cast<std::size_t>(splitmix64(s) % n); }
+
+inline std::size_t env_size(const char* name, std::size_t fallback) { return cpu::env_size("ki::reference", name, fallback); }
+
+inline std::size_t resolve_stack_size(const backend& b) {
+  static const std::size_t from_env = env_size("KI_REFERENCE_STACK_SIZE", 256 * 1024);
+  return b.stack_size != 0 ? b.stack_size : from_env;
+}
+
+inline int resolve_threads(const backend& b) {
+  static const int from_env = static_cast<int>(env_size("KI_REFERENCE_THREADS", 0));
+  return b.threads > 0 ? b.threads : from_env;
+}
+
+constexpr cpu::backend_names names{"ki::reference", "ki::reference::backend::stack_size or KI_REFERENCE_STACK_SIZE"};
+
+/// A call site that no barrier has (not even one given an empty source_location by hand).
+constexpr char no_site_file[] = "(no call site)";
+constexpr source_location no_site{no_site_file, 0, 0};
+
+/// On a cache-line boundary: the index queries read one line of it (cpu::item_state), and a
+/// barrier's fast path touches none of it.
+struct alignas(64) item : cpu::item_state {
+  cpu::sync_record sync;  // what errors name (ki/cpu/runner.hpp)
+};
+
+/// Unspecified reads per call site of one launch, merged from every thread.
+struct warning_log {
+  std::mutex m;
+  warning_sites by_site;
+};
+
+/// The trace hook (ki/reference/events.hpp): read once per group.
+struct hook_slot {
+  trace_hook fn = nullptr;
+  void* ctx = nullptr;
+};
+inline std::atomic<bool> hook_set{false};
+inline std::mutex hook_m;
+inline hook_slot hook_value;
+
+inline hook_slot current_hook() {
+  if (!hook_set.load(std::memory_order_acquire)) [[likely]] return {};
+  std::lock_guard lock(hook_m);
+  return hook_value;
+}
+
+class group_runner final : public cpu::executor, public cpu::group_runner_base<group_runner, item> {
+  friend cpu::group_runner_base<group_runner, item>;
+  using status = cpu::item_status;
+
+ public:
+  explicit group_runner(std::size_t stack_size) : group_runner_base(stack_size, names) {}
+
+  /// Runs one group of launch d. Returns the error that ended it, if any.
+  std::optional<group_failure> run(const launch_desc& d, std::uint64_t launch_serial, i64 group_linear, global_log& globals) {
+    prepare(d, launch_serial);
+    const i64 gx = d.groups[0], gy = d.groups[1];
+    group_linear_ = group_linear;
+    gs_.set_group_id({group_linear % gx, (group_linear / gx) % gy, group_linear / (gx * gy)});
+    report_.set_group(gs_.group_id);
+    if (sched_.items == order::random) {
+      // A fresh random start order per group (reproducible from the seed and the group id).
+      rng_ = sched_.seed ^ (static_cast<std::uint64_t>(group_linear) * 0xD1B54A32D192ED03ull);
+      for (std::size_t i = item_ptrs_.size(); i > 1; --i) std::swap(item_ptrs_[i - 1], item_ptrs_[draw(rng_, i)]);
+      for (std::size_t i = 0; i < item_ptrs_.size(); ++i) position_[static_cast<std::size_t>(item_ptrs_[i]->local_linear)] = static_cast<i64>(i);
+    }
+    // Statuses are only meaningful for started items (index < loop_.next), and a group that
+    // finished normally leaves none waiting; only a failed one needs them reset.
+    if (dirty_statuses_) std::fill(status_.begin(), status_.end(), status::running);
+    dirty_statuses_ = false;
+    loop_.next = 0;
+    start_round_state();
+    fast_point_ = no_site;
+    for (auto& p : pending_) p.clear();
+    seq_count_.assign(static_cast<std::size_t>(layout_.count), 0);
+    seq_log_.clear();
+    locals_.clear();
+    local_bytes_ = 0;
+    arena_.reset();
+    fibers_.reset(static_cast<int>(n_) + 1);
+    const hook_slot h = current_hook();
+    hook_ = h.fn, hook_ctx_ = h.ctx;
+    races_.start_group({items_.data(), sizeof(item), n_, &locals_, &unspecified_, sched_.seed != 0, same_value_race_,
+                        &fast_point_, no_site, hook_ ? &group_runner::on_access : nullptr, this},
+                       group_linear, gs_.group_id);
+    races_.set_interval(round_);
+    checked::active = &races_;
+    cpu::current_exec = this;  // (current is set per work-item)
+    cpu::current_group = &gs_;
+    if (hook_) [[unlikely]] emit(trace_kind::group_start, -1, "", {});
+
+    const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    checked::active = nullptr;
+    cpu::current_exec = nullptr;
+    cpu::current_group = nullptr;
+    const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
+    dirty_statuses_ = true;  // cleared below when the group finished normally
+    cpu::current = nullptr;
+    if (hook_) [[unlikely]] emit(trace_kind::group_end, -1, "", {});
+    if (auto e = take_failure(fault, faulting)) {
+      races_.drop_pending();
+      return group_failure{std::move(*e)};
+    }
+    dirty_statuses_ = false;  // every work-item exited: all running
+    return races_.finish(d_->kernel_name, globals);
+  }
+
+  /// Moves this runner's unspecified-read counts into the launch's log.
+  void flush_warnings(warning_log& log) {
+    if (unspecified_.empty()) return;
+    std::lock_guard lock(log.m);
+    for (auto& [site, entry] : unspecified_) {
+      auto& e = log.by_site[site];
+      if (e.count == 0) e = entry;
+      else e.count += entry.count;
+    }
+    unspecified_.clear();
+  }
+
+  void reset_arena() { arena_.reset(); }
+
+  // --- cpu::executor: called from inside work-items ---
+
+  // The barrier is the oracle's hot path (tools/bench: BM_ki_barrier). In the steady state (the
+  // call site of the round's first arrival, a released work-item to run next; fast_point_ says
+  // when that may be taken) it writes a status byte and an entry of waiting_, touches nothing
+  // of the work-item's record, and ends in a tail call to the switch: a suspended work-item's
+  // stack holds nothing of the barrier, and the fast path pushes no register of its own.
+  // Everything else: barrier_slow.
+  void barrier(source_location where) override {
+    const std::size_t self = slot_of(current());
+#if KI_REFERENCE_NO_ALWAYS_ON_CHECKS
+    // Measurement only (docs/debugging.md, "What the checks cost"): the barrier without the
+    // checks that are always on. Divergence is then neither detected nor reported.
+    const bool same_site = true;
+#else
+    const bool same_site = cpu::same_site(where, fast_point_);
+#endif
+    if (!same_site || ready_pos_ == ready_.size()) [[unlikely]] return barrier_slow(self, where);
+    status_[self] = status::waiting;
+    waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
+    switch_to_next(static_cast<int>(self));
+  }
+
+  // (The location by value: a by-value parameter whose address is passed on would stop GCC from
+  // tail-calling the switch.)
+  [[gnu::noinline]] void barrier_slow(std::size_t self, source_location where) {
+    status_[self] = status::waiting;
+    races_.flush();
+    if (arrived_ == 0) round_point_ = fast_point_ = where;
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
+    else other_barrier(static_cast<int>(self), where);
+#endif
+    if (hook_) [[unlikely]] {
+      emit(trace_kind::arrive, static_cast<i64>(self), barrier_what, where);
+      fast_point_ = no_site;  // every arrival comes here while a hook watches
+    }
+    waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
+    suspend(static_cast<int>(self));
+  }
+
+  void collective(cpu::collective& c) override {
+    item& it = current();
+    races_.flush();
+    const i64 W = gs_.sub_group_width;
+    note_collective(it, c);
+    if (std::string bad = check_arguments(c, W); !bad.empty())
+      throw item_failure{kernel_error::kind::invalid_collective, bad + " (at " + to_string(c.where) + ")"};
+    // The scope: the caller's segment where segments may diverge, else the whole sub-group.
+    const i64 sg = it.sub_group_id, lane = it.sub_group_lane;
+    const bool segment = c.width > 0 && d_->b->device.partitionable_subgroups;
+    const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
+    const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
+    const std::size_t self = slot_of(it);
+    status_[self] = status::in_collective;
+    it.sync.coll = &c;
+    ++in_collective_;
+    if (hook_) [[unlikely]] emit(trace_kind::arrive, it.local_linear, collective_name(c.kind), c.where);
+    auto& scopes = pending_[static_cast<std::size_t>(sg)];
+    auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
+    if (p == scopes.end()) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
+    if (++p->arrived < present) return suspend(static_cast<int>(self));
+    scopes.erase(p);
+    resolve(sg, begin, lanes);  // the last to arrive performs it and runs on
+    status_[self] = status::running;
+  }
+
+  void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
+    for (const auto& l : locals_)
+      if (l.key == key) return l.p;
+    const std::size_t limit = d_->b->device.max_local_memory;
+    if (local_bytes_ + bytes > limit) throw cpu::reporter::local_memory_exceeded(where, bytes, local_bytes_, limit);
+    void* p = arena_.alloc(bytes, align);
+    if (sched_.seed != 0) poison_.fill(p, bytes);  // exploring: the seed's poison bytes
+    else poison_fill(p, bytes);
+    locals_.push_back({key, p, bytes, where});
+    local_bytes_ += bytes;
+    return p;
+  }
+
+ private:
+  struct pending_scope {
+    i64 begin, lanes, arrived;
+  };
+
+  // --- what group_runner_base asks of its backend ---
+  bool has_unstarted() const { return loop_.next < n_; }
+  bool started(const item& it) const { return position_[static_cast<std::size_t>(it.local_linear)] < loop_.next; }
+  /// Work-items that have exited, counted when nothing runs (in the driver).
+  i64 exited() const { return group_runner_base::exited(loop_.next); }
+
+  [[gnu::noinline]] void emit(trace_kind k, i64 item, const char* what, source_location where, const void* address = nullptr) const {
+    hook_(hook_ctx_, trace_event{k, gs_.group_id, item, what, where, address, d_->kernel_name});
+  }
+  static void on_access(void* self, const cpu::item_state& it, const void* address, const source_location& where) {
+    static_cast<group_runner*>(self)->emit(trace_kind::access, it.local_linear, "", where, address);
+  }
+
+  /// Every participant of (sg, [begin, begin + lanes)) has arrived: check that they agree,
+  /// check the sequence rule without independent sub-groups, perform, release them.
+  void resolve(i64 sg, i64 begin, i64 lanes) {
+    const i64 size = layout_.size[static_cast<std::size_t>(sg)];
+    scope_at_.assign(static_cast<std::size_t>(lanes), nullptr);
+    for (i64 l = begin; l < begin + lanes && l < size; ++l)
+      scope_at_[static_cast<std::size_t>(l - begin)] = items_[static_cast<std::size_t>(layout_.item_at(sg, l))].sync.coll;
+    const cpu::scope scope{gs_.sub_group_width, size, begin, lanes, scope_at_.data()};
+    const cpu::collective& first = *scope_at_.front();
+    if (std::string bad = check_agreement(scope); !bad.empty())
+      throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true};
+    if (!d_->b->device.independent_subgroups) check_sequence(sg, first);
+    if (const i64 u = perform(scope, poison_.as_fill()); u > 0) {
+      auto& e = unspecified_[to_string(first.where) + " " + collective_name(first.kind)];
+      if (e.count == 0) {
+        e.kind = "unspecified-lane-read";
+        e.where = to_string(first.where);
+        e.message = std::string(collective_name(first.kind)) + " at " + to_string(first.where) +
+                    " read lanes that have no work-item (unspecified values, filled with " +
+                    (poison_.seed == 0 ? std::string("the poison word 0xFFBADBAD") : std::string("seeded random bytes")) + ")";
+      }
+      e.count += u;
+    }
+    const bool orders_memory = cpu::op(first.kind).orders_memory;
+    const char* name = collective_name(first.kind);
+    for (i64 l = begin; l < begin + lanes && l < size; ++l) {
+      item& p = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
+      p.sync.coll = nullptr;
+      if (orders_memory) races_.sub_group_barrier_passed(p.local_linear);
+      --in_collective_;
+      if (hook_) [[unlikely]] emit(trace_kind::leave, p.local_linear, name, first.where);
+      if (&p != cpu::current) ready_.push_back(static_cast<int>(p.local_linear));
+    }
+  }
+
+  /// Without independent sub-groups, every sub-group executes the same communication functions
+  /// in the same order: compare this one's k-th with the first sub-group that got that far.
+  void check_sequence(i64 sg, const cpu::collective& c) {
+    const std::size_t k = static_cast<std::size_t>(seq_count_[static_cast<std::size_t>(sg)]++);
+    if (k == seq_log_.size()) {
+      seq_log_.push_back({sg, c.kind, c.where, c.width});
+      return;
+    }
+    const auto& e = seq_log_[k];
+    if (e.kind != c.kind || e.width != c.width || !same_point(e.where, c.where))
+      throw item_failure{kernel_error::kind::collective_mismatch,
+                         "without independent sub-groups (profile '" + std::string(d_->b->device.name) +
+                             "'), all sub-groups must execute the same communication functions in the same order: "
+                             "sub-group " + std::to_string(sg) + " executes " + collective_name(c.kind) + " at " +
+                             to_string(c.where) + " as its communication function #" + std::to_string(k) + ", sub-group " +
+                             std::to_string(e.sub_group) + " executed " + collective_name(e.kind) + " at " + to_string(e.where),
+                         true};
+  }
+
+  std::optional<kernel_error> sequence_length_error() const {
+    const i64 expected = static_cast<i64>(seq_log_.size());
+    for (i64 sg = 0; sg < layout_.count; ++sg)
+      if (seq_count_[static_cast<std::size_t>(sg)] != expected) {
+        const auto& e = seq_log_.back();
+        return kernel_error(kernel_error::kind::collective_mismatch, gs_.group_id, {0, 0, 0}, to_string(e.where),
+                            report_.group_head() + ": without independent sub-groups (profile '" +
+                                std::string(d_->b->device.name) + "'), all sub-groups must execute the same communication "
+                                "functions: sub-group " + std::to_string(sg) + " executed " +
+                                std::to_string(seq_count_[static_cast<std::size_t>(sg)]) + ", sub-group " +
+                                std::to_string(e.sub_group) + " executed " + std::to_string(expected) +
+                                " (the last at " + to_string(e.where) + ")");
+      }
+    return std::nullopt;
+  }
+
+  // The driver: on the thread's own stack, inside run_guarded.
+  static void drive(void* self) { static_cast<group_runner*>(self)->drive(); }
+  void drive() {
+    fibers_.spawn(driver(), &group_runner::runner_entry, this);
+    for (;;) {
+      // Every work-item now waits at a barrier, has exited, or one has failed.
+      if (failed_item_ >= 0 || group_error_) return;
+      if (exited() == n_) {
+        if (!d_->b->device.independent_subgroups) group_error_ = sequence_length_error();
+        return;
+      }
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS
+      if (mismatch_ || exited() > 0 || in_collective_ > 0) {
+        group_error_ = cannot_finish();
+        return;
+      }
+#endif
+      // All live work-items wait at the same barrier: release them in schedule order (the
+      // order they arrived in, which is the forward order).
+      release_waiting();
+      ready_pos_ = 1;
+      fast_point_ = no_site;
+      races_.set_interval(round_);  // orders accesses before and after the barrier (checked-access mode)
+      if (sched_.items == order::random)  // exploring: any order is legal after a barrier
+        for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
+      if (hook_) [[unlikely]]
+        for (const int k : ready_) emit(trace_kind::leave, k, barrier_what, last_barrier_);
+      enter(ready_[0]);
+      fibers_.switch_to(driver(), ready_[0]);
+    }
+  }
+
+  static int runner_entry(void* self) { return static_cast<group_runner*>(self)->runner(); }
+  /// Runs unstarted work-items as plain calls until one blocks (then this fiber becomes that
+  /// item's) or none are left; returns whom to resume when the fiber ends.
+  int runner() {
+    try {
+      d_->run_items(d_->ctx, loop_);
+    } catch (...) {  // the failing work-item is the current one
+      return failed_current();
+    }
+    return next_to_resume();
+  }
+
+  /// Per launch and thread: the work-items' local ids (the same for every group).
+  void prepare(const launch_desc& d, std::uint64_t serial) {
+    d_ = &d;
+    if (serial == prepared_serial_) return;
+    prepared_serial_ = serial;
+    const i64 lx = d.items[0], ly = d.items[1], lz = d.items[2];
+    reset_items(lx * ly * lz);
+    report_.set_kernel(d.kernel_name);
+    gs_.local_size = {lx, ly, lz};
+    gs_.num_groups = {d.groups[0], d.groups[1], d.groups[2]};
+    gs_.items = n_;
+    gs_.sub_group_width = d.b->device.sub_group_width;
+    sched_ = d.b->schedule;
+    same_value_race_ = d.b->same_value_writes == same_value_writes::race;
+    profile p = d.b->device;
+    if (sched_.seed != 0) {
+      // Exploring: the seed also chooses the layout (where the profile leaves it open; a
+      // promised linear layout stays linear) and the poison bytes.
+      std::uint64_t s = sched_.seed;
+      p.layout_seed ^= splitmix64(s);
+      p.poison_seed = splitmix64(s) | 1;
+    }
+    layout_ = make_layout(p, gs_.local_size);
+    gs_.num_sub_groups = layout_.count;
+    pending_.assign(static_cast<std::size_t>(layout_.count), {});
+    poison_ = {p.poison_seed, 0};
+    dirty_statuses_ = false;
+    i64 k = 0;
+    for (i64 z = 0; z < lz; ++z)
+      for (i64 y = 0; y < ly; ++y)
+        for (i64 x = 0; x < lx; ++x, ++k) {
+          item& it = items_[static_cast<std::size_t>(k)];
+          it.local_id = {x, y, z};
+          it.local_linear = k;
+          it.sub_group_id = layout_.sub_group[static_cast<std::size_t>(k)];
+          it.sub_group_lane = layout_.lane[static_cast<std::size_t>(k)];
+          it.sub_group_size = layout_.size[static_cast<std::size_t>(it.sub_group_id)];
+          it.group = &gs_;
+        }
+    // The order unstarted work-items start in: forward, reverse, or (per group, in run) random.
+    item_ptrs_.resize(static_cast<std::size_t>(n_));
+    position_.resize(static_cast<std::size_t>(n_));
+    for (std::size_t i = 0; i < item_ptrs_.size(); ++i) {
+      const std::size_t j = sched_.items == order::reverse ? item_ptrs_.size() - 1 - i : i;
+      item_ptrs_[i] = &items_[j];
+      position_[j] = static_cast<i64>(i);
+    }
+    loop_.items = item_ptrs_.data();
+    loop_.count = n_;
+  }
+
+  const launch_desc* d_ = nullptr;
+  std::uint64_t prepared_serial_ = 0;
+  item_loop loop_;                            // unstarted work-items, run by the launch's loop
+  std::vector<cpu::item_state*> item_ptrs_;  // the start order
+  std::vector<i64> position_;                 // per work-item: its place in the start order
+  ki::reference::schedule sched_;
+  std::uint64_t rng_ = 0;                     // random order: this group's stream
+  i64 group_linear_ = 0;
+  bool dirty_statuses_ = false;
+  sub_group_layout layout_;
+  std::vector<std::vector<pending_scope>> pending_;  // per sub-group: scopes with arrivals
+  struct sequence_entry {
+    i64 sub_group;
+    cpu::collective_kind kind;
+    source_location where;
+    i64 width;
+  };
+  std::vector<i64> seq_count_;              // per sub-group: communication functions done
+  std::vector<sequence_entry> seq_log_;     // the first sub-group's sequence
+  std::vector<cpu::collective*> scope_at_;  // the resolving scope's participants, by lane
+  poison_source poison_;
+  warning_sites unspecified_;
+  // round_point_ while a barrier may take its fast path; no_site before the round's first
+  // arrival, while checked-access mode has accesses to flush, and while a trace hook watches.
+  source_location fast_point_ = no_site;
+  std::vector<local_alloc> locals_;
+  std::size_t local_bytes_ = 0;
+  cpu::local_arena arena_;
+  race_detector races_;
+  bool same_value_race_ = true;
+  trace_hook hook_ = nullptr;
+  void* hook_ctx_ = nullptr;
+};
+
+}  // namespace runner_detail
+
+using runner_detail::group_runner;
+using runner_detail::warning_log;
+using runner_detail::current_hook;
+
+}  // namespace ki::reference::detail

@@ -1,0 +1,233 @@
+// The oracle's checked-access mode: race detection (race_detector.hpp says how it works).
+#include "race_detector.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include <ki/cpu/support.hpp>
+
+namespace ki::reference::detail {
+namespace checked = ki::detail::checked;
+using cpu::to_string;
+using i64 = std::int64_t;
+
+namespace {
+constexpr std::size_t max_instances = 8;
+}  // namespace
+
+void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i64> group_id) {
+  g_ = g;
+  group_linear_ = group_linear;
+  group_id_ = group_id;
+  races_ = 0;
+  race_instances_.clear();
+  race_where_.clear();
+  first_race_.reset();
+  // (empty unless the kernel was compiled in checked mode)
+  if (!shadow_.empty()) shadow_.clear();
+  if (!group_globals_.empty()) group_globals_.clear();
+  drop_pending();
+  if (sg_epoch_.size() != static_cast<std::size_t>(g.count)) sg_epoch_.assign(static_cast<std::size_t>(g.count), 0);
+  else if (sg_epochs_dirty_) std::fill(sg_epoch_.begin(), sg_epoch_.end(), 0);
+  sg_epochs_dirty_ = false;
+}
+
+void race_detector::drop_pending() {
+  accesses_.clear();
+  access_bytes_.clear();
+  access_index_.clear();
+  access_owner_ = nullptr;
+}
+
+void race_detector::sub_group_barrier_passed(i64 linear) {
+  ++sg_epoch_[static_cast<std::size_t>(linear)];
+  sg_epochs_dirty_ = true;
+}
+
+void race_detector::access(const checked::array_info& a, i64 index, const source_location& where) {
+  const cpu::item_state* it = cpu::current;
+  if (it == nullptr) return;
+  if (it != access_owner_) {
+    flush();
+    access_owner_ = it;
+  }
+  const auto* addr = static_cast<const unsigned char*>(a.data) + index * static_cast<i64>(a.element_size);
+  if (g_.on_access != nullptr) [[unlikely]] g_.on_access(g_.on_access_ctx, *it, addr, where);
+  if (const std::size_t k = find_access(addr); k != npos) {
+    accesses_[k].last = where;
+    return;
+  }
+  accesses_.push_back({addr, a.element_size, access_bytes_.size(), a.count, index, where, where, false});
+  *g_.fast_point = g_.closed;  // the next barrier flushes them (its slow path)
+  access_bytes_.insert(access_bytes_.end(), addr, addr + a.element_size);
+}
+
+void race_detector::atomic(const void* p) {
+  if (cpu::current != access_owner_) return;
+  if (const std::size_t k = find_access(p); k != npos) accesses_[k].atomic = true;
+}
+
+std::size_t race_detector::find_access(const void* addr) {
+  if (accesses_.size() <= 32) {
+    for (std::size_t k = accesses_.size(); k-- > 0;)
+      if (accesses_[k].addr == addr) return k;
+    return npos;
+  }
+  for (std::size_t k = access_index_.size(); k < accesses_.size(); ++k) access_index_.emplace(accesses_[k].addr, k);
+  const auto f = access_index_.find(addr);
+  return f == access_index_.end() ? npos : f->second;
+}
+
+const local_alloc* race_detector::local_of(const void* p) const {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (const auto& l : *g_.locals)
+    if (b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes) return &l;
+  return nullptr;
+}
+
+bool race_detector::ordered(const access_rec& r, const cpu::item_state& me) const {
+  if (r.item == me.local_linear) return true;
+  const cpu::item_state& other = item_at(r.item);
+  return other.sub_group_id == me.sub_group_id && r.sg_epoch != sg_epoch_[static_cast<std::size_t>(me.local_linear)];
+}
+
+std::string race_detector::describe(const pending_access& p, const local_alloc* local) const {
+  if (local) return "element " + std::to_string(p.index) + " of localmemory at " + to_string(local->where);
+  return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
+}
+
+void race_detector::race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b, const char* b_did,
+                         const pending_access& p, const local_alloc* local) {
+  ++races_;
+  const cpu::item_state& ia = item_at(a.item);
+  const cpu::item_state& ib = item_at(b.item);
+  if (race_instances_.size() < max_instances)
+    race_instances_.push_back(std::string(kind) + " race on " + describe(p, local) + ": work-item " + to_string(ia.local_id) +
+                              " " + a_did + " it at " + to_string(a.where) + ", then work-item " + to_string(ib.local_id) +
+                              " " + b_did + " it at " + to_string(b.where) + ", with no barrier between them");
+  if (!first_race_) {
+    first_race_.emplace(b.where, ib.local_id);
+    race_where_ = {to_string(a.where)};
+    if (to_string(b.where) != race_where_.front()) race_where_.push_back(to_string(b.where));
+  }
+}
+
+void race_detector::flush_accesses() {
+  const cpu::item_state& me = *access_owner_;
+  const i64 my_epoch = sg_epoch_[static_cast<std::size_t>(me.local_linear)];
+  for (const pending_access& p : accesses_) {
+    if (p.atomic) continue;
+    const bool changed = std::memcmp(p.addr, access_bytes_.data() + p.old, p.size) != 0;
+    const local_alloc* local = local_of(p.addr);
+    shadow& sh = shadow_[p.addr];
+    if (sh.epoch != interval_) {
+      sh.epoch = interval_;
+      sh.writer.item = sh.readers[0].item = sh.readers[1].item = -1;
+    }
+    // A write is named by the last access of the segment, a read by the first.
+    const access_rec mine{me.local_linear, changed ? p.last : p.first, my_epoch};
+    if (changed) {
+      if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
+        race("write-write", sh.writer, "wrote", mine, "wrote", p, local);
+      } else {
+        for (const access_rec& r : sh.readers)
+          if (r.item >= 0 && !ordered(r, me)) {
+            race("read-write", r, "read", mine, "wrote", p, local);
+            break;
+          }
+      }
+      sh.writer = mine;
+      sh.written = true;
+    } else {
+      if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
+        if (g_.same_value_race) race("read-write", sh.writer, "wrote", mine, "read", p, local);
+      } else if (local != nullptr && !sh.written) {
+        uninitialized_read(p, *local);
+      }
+      if (sh.readers[0].item < 0) sh.readers[0] = mine;
+      else if (sh.readers[0].item != mine.item && sh.readers[1].item < 0) sh.readers[1] = mine;
+    }
+    if (local == nullptr) {
+      auto [g, fresh] = group_globals_.try_emplace(p.addr);
+      if (fresh || (changed && !g->second.wrote))
+        g->second = global_access{p.addr, group_linear_, group_id_, me.local_id, changed, mine.where, p.count, p.index};
+    }
+  }
+  drop_pending();
+}
+
+void race_detector::uninitialized_read(const pending_access& p, const local_alloc& l) {
+  auto& e = (*g_.warnings)[to_string(p.first) + " uninitialized-local-read"];
+  if (e.count == 0) {
+    e.kind = "uninitialized-local-read";
+    e.where = to_string(p.first);
+    e.message = "read at " + to_string(p.first) + " of localmemory at " + to_string(l.where) +
+                " before any work-item of the group wrote the element (e.g. element " + std::to_string(p.index) +
+                "; unspecified values, filled with " +
+                (g_.poison_seeded ? std::string("seeded random bytes") : std::string("the poison word 0xFFBADBAD")) + ")";
+  }
+  ++e.count;
+}
+
+std::optional<group_failure> race_detector::finish(const char* kernel_name, global_log& globals) {
+  flush();  // the last work-item's accesses
+  if (first_race_) {
+    std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': work-group " + to_string(group_id_) + ": " +
+                      race_instances_.front();
+    if (races_ > 1) msg += " (" + std::to_string(races_ - 1) + " more in this work-group)";
+    msg += " [checked-access mode]";
+    return group_failure{kernel_error(kernel_error::kind::data_race, group_id_, first_race_->second, to_string(first_race_->first), msg),
+                         races_, race_instances_, race_where_};
+  }
+  if (!group_globals_.empty()) {
+    std::lock_guard lock(globals.m);
+    for (const auto& [addr, a] : group_globals_) globals.accesses.push_back(a);
+  }
+  return std::nullopt;
+}
+
+std::optional<group_failure> inter_group_race(const char* kernel_name, std::vector<global_access>& acc) {
+  if (acc.empty()) return std::nullopt;
+  std::sort(acc.begin(), acc.end(), [](const global_access& a, const global_access& b) {
+    return a.addr != b.addr ? std::less<const void*>()(a.addr, b.addr) : a.group < b.group;
+  });
+  std::optional<group_failure> found;
+  for (std::size_t i = 0; i < acc.size();) {
+    std::size_t j = i;
+    while (j < acc.size() && acc[j].addr == acc[i].addr) ++j;
+    // [i, j): one entry per group, in group order. A race: a writer and any other group.
+    const global_access* w = nullptr;
+    for (std::size_t k = i; k < j && !w; ++k)
+      if (acc[k].wrote) w = &acc[k];
+    if (w != nullptr && j - i > 1) {
+      const global_access& o = acc[i].group != w->group ? acc[i] : acc[i + 1];
+      const global_access& a = o.group < w->group ? o : *w;  // in group order
+      const global_access& b = o.group < w->group ? *w : o;
+      if (!found) {
+        const std::string inst = std::string(o.wrote ? "write-write" : "read-write") + " race between work-groups on element " +
+                                 std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) +
+                                 " elements: work-item " + to_string(a.local_id) + " of work-group " + to_string(a.group_id) +
+                                 (a.wrote ? " wrote" : " read") + " it at " + to_string(a.where) + ", work-item " +
+                                 to_string(b.local_id) + " of work-group " + to_string(b.group_id) +
+                                 (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where);
+        const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
+                                " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+        found = group_failure{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
+                              0, {inst}, {to_string(a.where)}};
+        if (to_string(b.where) != to_string(a.where)) found->where.push_back(to_string(b.where));
+      }
+      ++found->count;
+    }
+    i = j;
+  }
+  if (found && found->count > 1) {
+    std::string m = found->error.what();
+    const auto cut = m.rfind(" (nothing orders");
+    m.insert(cut, " (and " + std::to_string(found->count - 1) + " more elements)");
+    found->error = kernel_error(found->error.error_kind(), found->error.group(), found->error.local(), found->error.where(), m);
+  }
+  return found;
+}
+
+}  // namespace ki::reference::detail

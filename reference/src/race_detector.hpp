@@ -1,0 +1,169 @@
+// Private: the oracle's checked-access mode (kernels compiled with KI_CHECKED_ACCESS=1, see
+// ki/detail/cpu/checked.hpp): records each element access of the running work-group and reports
+// two work-items that touch an element, one writing, with nothing ordering them.
+//
+// How reads, writes and races are told apart: the work-items of a group run one at a time on
+// this thread, each from one sync point to the next (a segment) without interruption. So an
+// access is recorded with the element's bytes before it, and when the segment ends (the item
+// reaches a sync point, another item makes an access, or the group ends) comparing the bytes
+// tells a write (changed) from a read (unchanged, which includes writing the value the element
+// already held). Two accesses of an element by different work-items race when one writes and no
+// barrier (or, within a sub-group, sub_group_barrier) lies between them. Atomic accesses are
+// exempt. Races between work-groups are found at the launch's end from each group's global
+// accesses (inter_group_race).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <ki/detail/cpu/checked.hpp>
+#include <ki/detail/cpu/executor.hpp>
+#include <ki/errors.hpp>
+#include <ki/source_location.hpp>
+
+namespace ki::reference::detail {
+namespace cpu = ki::detail::cpu;
+
+/// One warning site of a launch: its kind, where, the message (without the count), how often.
+struct warning_entry {
+  std::string kind, where, message;
+  std::int64_t count = 0;
+};
+using warning_sites = std::map<std::string, warning_entry>;  // "file:line kind" -> entry
+
+/// A group's failure, with what the launch report says about it beyond the exception.
+struct group_failure {
+  group_failure(kernel_error e, std::int64_t n = 1, std::vector<std::string> inst = {}, std::vector<std::string> w = {})
+      : error(std::move(e)), count(n), instances(std::move(inst)), where(std::move(w)) {}
+  kernel_error error;
+  std::int64_t count = 1;              // instances (races found in the group)
+  std::vector<std::string> instances;  // the first ones
+  std::vector<std::string> where;      // the source locations involved
+};
+
+/// One localmemory allocation of the running group.
+struct local_alloc {
+  const void* key;
+  void* p;
+  std::size_t bytes;
+  source_location where;
+};
+
+/// One work-group's access to an element of global memory (not local), kept until the launch
+/// ends to find races between work-groups.
+struct global_access {
+  const void* addr;
+  std::int64_t group;  // linear group id
+  xyz<std::int64_t> group_id, local_id;
+  bool wrote;
+  source_location where;
+  std::int64_t count, index;
+};
+struct global_log {
+  std::mutex m;
+  std::vector<global_access> accesses;
+};
+
+/// The group being checked, as the runner describes it.
+struct checked_group {
+  const cpu::item_state* items;  ///< work-item 0's state; the others `stride` bytes apart
+  std::size_t stride;
+  std::int64_t count;            ///< work-items
+  const std::vector<local_alloc>* locals;
+  warning_sites* warnings;       ///< where uninitialised local reads are counted
+  bool poison_seeded;            ///< the poison is seeded bytes (else the fixed word)
+  bool same_value_race;          ///< a read of a value another item wrote unordered is a race
+  /// The runner's barrier fast-path site, and what closes the fast path: an access sets it, so
+  /// that the next barrier takes the slow path, which flushes.
+  source_location* fast_point;
+  source_location closed;
+  /// Called for every recorded access (the trace hook, ki/reference/events.hpp), or null.
+  void (*on_access)(void* ctx, const cpu::item_state& it, const void* address, const source_location& where);
+  void* on_access_ctx;
+};
+
+class race_detector final : public ki::detail::checked::recorder {
+ public:
+  /// Per group (before its first work-item runs).
+  void start_group(const checked_group& g, std::int64_t group_linear, xyz<std::int64_t> group_id);
+  /// The running segment ends (a sync point; the group's end): its accesses are judged.
+  void flush() {
+    if (!accesses_.empty()) flush_accesses();
+  }
+  bool pending() const { return !accesses_.empty(); }
+  /// Drops what the running segment recorded (the group failed).
+  void drop_pending();
+  /// The running barrier interval: accesses in different ones are ordered. The runner passes
+  /// its round, which changes at every release and every group's start.
+  void set_interval(std::uint64_t round) { interval_ = round; }
+  /// Work-items of one sub-group passed a sub_group_barrier: their accesses before it are
+  /// ordered with those after it.
+  void sub_group_barrier_passed(std::int64_t linear);
+  /// After the group ended normally: its races as a failure, else its global accesses are
+  /// kept in `globals` for inter_group_race.
+  std::optional<group_failure> finish(const char* kernel_name, global_log& globals);
+
+  // checked::recorder (from kernels compiled in checked-access mode)
+  void access(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
+  void atomic(const void* p) override;
+
+ private:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  struct pending_access {
+    const void* addr;
+    std::size_t size;
+    std::size_t old;  // offset of its bytes before the segment in access_bytes_
+    std::int64_t count, index;  // the array's elements, the element's index
+    source_location first, last;
+    bool atomic;
+  };
+  struct access_rec {
+    std::int64_t item = -1;  // linear local id; -1: none
+    source_location where;
+    std::int64_t sg_epoch = 0;
+  };
+  struct shadow {
+    std::uint64_t epoch = ~0ull;  // the barrier interval the records below belong to
+    access_rec writer, readers[2];
+    bool written = false;  // in this group, ever (local memory: initialised)
+  };
+
+  const cpu::item_state& item_at(std::int64_t linear) const {
+    return *reinterpret_cast<const cpu::item_state*>(reinterpret_cast<const char*>(g_.items) +
+                                                     static_cast<std::size_t>(linear) * g_.stride);
+  }
+  std::size_t find_access(const void* addr);
+  const local_alloc* local_of(const void* p) const;
+  bool ordered(const access_rec& r, const cpu::item_state& me) const;
+  std::string describe(const pending_access& p, const local_alloc* local) const;
+  void race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b, const char* b_did,
+            const pending_access& p, const local_alloc* local);
+  void flush_accesses();
+  void uninitialized_read(const pending_access& p, const local_alloc& l);
+
+  checked_group g_{};
+  std::int64_t group_linear_ = 0;
+  xyz<std::int64_t> group_id_{};
+  std::uint64_t interval_ = 0;
+  std::vector<std::int64_t> sg_epoch_;  // per work-item: sub_group_barriers passed
+  bool sg_epochs_dirty_ = false;
+  std::vector<pending_access> accesses_;  // the running segment's accesses, one per element
+  std::vector<unsigned char> access_bytes_;
+  std::unordered_map<const void*, std::size_t> access_index_;  // for long segments
+  const cpu::item_state* access_owner_ = nullptr;
+  std::unordered_map<const void*, shadow> shadow_;
+  std::unordered_map<const void*, global_access> group_globals_;
+  std::int64_t races_ = 0;
+  std::vector<std::string> race_instances_, race_where_;
+  std::optional<std::pair<source_location, xyz<std::int64_t>>> first_race_;
+};
+
+/// Races between work-groups on global memory (nothing orders the work-groups of a launch):
+/// the first element (by address) that two groups access, one writing.
+std::optional<group_failure> inter_group_race(const char* kernel_name, std::vector<global_access>& acc);
+
+}  // namespace ki::reference::detail
