@@ -280,8 +280,10 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       scope_at_[static_cast<std::size_t>(l - begin)] = items_[static_cast<std::size_t>(layout_.item_at(sg, l))].sync.coll;
     const cpu::scope scope{gs_.sub_group_width, size, begin, lanes, scope_at_.data()};
     const cpu::collective& first = *scope_at_.front();
-    if (std::string bad = check_agreement(scope); !bad.empty())
-      throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true};
+    i64 lane = 0;
+    if (std::string bad = check_agreement(scope, &lane); !bad.empty())
+      throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true,
+                         layout_.item_at(sg, lane)};
     if (!d_->b->device.independent_subgroups) check_sequence(sg, first);
     if (const i64 u = perform(scope, poison_.as_fill()); u > 0) {
       auto& e = unspecified_[to_string(first.where) + " " + collective_name(first.kind)];

@@ -133,3 +133,48 @@ TEST_CASE("checked: the report of a race as text and JSON; the backend stays usa
 }
 
 }  // namespace
+
+namespace {
+/// Each work-item writes out[i] (line write_line) and reads in[i + 1] (line read_line).
+constexpr unsigned write_line = __LINE__ + 5;
+constexpr unsigned read_line = __LINE__ + 5;
+struct shift_copy {
+  void operator()(ki::span<i64> out, ki::span<const i64> in) const {
+    const i64 i = ki::get_global_id().x;
+    out[i] =
+        in[i + 1];
+  }
+};
+struct seen_access {
+  i64 item;
+  const void* address;
+  unsigned line;
+};
+void record_access(void* ctx, const ki::reference::trace_event& e) {
+  if (e.kind == ki::reference::trace_kind::access) static_cast<std::vector<seen_access>*>(ctx)->push_back({e.item, e.address, e.where.line});
+}
+}  // namespace
+
+TEST_CASE("checked: the trace hook sees every recorded access with its work-item, element and line", "[oracle][checked][trace]") {
+  const auto b = backend_for("cuda");
+  std::vector<i64> h(65, 1);
+  auto in = ki::to_device(b, h);
+  auto out = ki::zeros<i64>(b, 64);
+  std::vector<seen_access> seen;
+  ki::reference::set_trace_hook(&record_access, &seen);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 64}, shift_copy{}, out, in);
+  ki::synchronize(b);
+  ki::reference::set_trace_hook(nullptr);
+  REQUIRE(seen.size() == 128);
+  for (i64 i = 0; i < 64; ++i) {
+    INFO("work-item " << i);
+    bool wrote = false, read = false;
+    for (const auto& s : seen)
+      if (s.item == i) {
+        wrote |= s.address == out.data() + i && s.line == write_line;
+        read |= s.address == in.data() + i + 1 && s.line == read_line;
+      }
+    CHECK(wrote);
+    CHECK(read);
+  }
+}

@@ -352,8 +352,10 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     for (i64 l = 0; l < lanes; ++l)
       at[l] = begin + l < size ? items_[static_cast<std::size_t>(sg * gs_.sub_group_width + begin + l)].sync.coll : nullptr;
     const cpu::scope s{gs_.sub_group_width, size, begin, lanes, at};
-    if (std::string bad = check_agreement(s); !bad.empty())
-      throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true};
+    i64 lane = 0;
+    if (std::string bad = check_agreement(s, &lane); !bad.empty())
+      throw item_failure{kernel_error::kind::collective_mismatch, "sub-group " + std::to_string(sg) + ": " + bad, true,
+                         sg * gs_.sub_group_width + lane};
     // Lanes without a work-item read as zero bytes (the spec leaves their values unspecified).
     static constexpr cpu::unspecified_fill zeros{[](void*, void* p, std::size_t n) { std::memset(p, 0, n); }, nullptr};
     perform(s, zeros, cpu::op(s.at[0]->kind).shape == cpu::op_shape::fold ? find_fast(*s.at[0]) : nullptr);

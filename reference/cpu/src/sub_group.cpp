@@ -57,7 +57,7 @@ std::string line_of(const collective& c) {
 
 }  // namespace
 
-std::string check_agreement(const scope& s) {
+std::string check_agreement(const scope& s, i64* differing) {
   // Every call of every sub-group function comes here: text is built only on a mismatch.
   const collective* first = nullptr;
   i64 first_lane = 0;
@@ -71,6 +71,7 @@ std::string check_agreement(const scope& s) {
     const call_difference d = first_difference(*c, *first);
     if (d == call_difference::none) continue;
     const i64 lane = s.begin + i;
+    *differing = lane;
     auto lanes = [&](const std::string& what, const std::string& a, const std::string& b) {
       std::ostringstream os;
       os << what << ": lane " << first_lane << " " << a << ", lane " << lane << " " << b;

@@ -162,16 +162,16 @@ class group_runner_base {
     failed_message_ = std::move(msg);
     return driver();
   }
-  /// The running work-item found the group failed (a group-level failure).
-  int fail_group(kernel_error::kind k, const std::string& msg) {
-    const Item& first = current();
-    group_error_ = report_.group_error(k, first, sync_point_of(first), msg);
+  /// The group failed (a group-level failure), concerning work-item `k` (-1: the running one).
+  int fail_group(kernel_error::kind k, const std::string& msg, std::int64_t concerns = -1) {
+    const Item& it = concerns >= 0 ? items_[static_cast<std::size_t>(concerns)] : current();
+    group_error_ = report_.group_error(k, it, sync_point_of(it), msg);
     return driver();
   }
   /// What the running work-item threw, as its failure or the group's (from a catch block).
   int failed_current() {
     const item_failure f = current_failure();
-    if (f.group_level) return fail_group(f.kind, f.message);
+    if (f.group_level) return fail_group(f.kind, f.message, f.concerns);
     return fail(current(), f.kind, f.message);
   }
 

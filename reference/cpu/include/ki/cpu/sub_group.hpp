@@ -41,8 +41,9 @@ struct scope {
 };
 
 /// "" if the participants execute the same function (kind, call site, width, offset/mask,
-/// value type, operator, init); otherwise what differs, naming the lanes and the values.
-std::string check_agreement(const scope& s);
+/// value type, operator, init); otherwise what differs, naming the lanes and the values, and
+/// *lane is the first lane that differs from the first participant.
+std::string check_agreement(const scope& s, std::int64_t* lane);
 
 /// How a backend fills a result that the spec leaves unspecified (a lane without a work-item).
 struct unspecified_fill {

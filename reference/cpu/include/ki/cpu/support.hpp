@@ -65,6 +65,9 @@ struct item_failure {
   kernel_error::kind kind;
   std::string message;
   bool group_level = false;  ///< the message describes the group, not the throwing item
+  /// group_level: the work-item the error concerns (its linear local id), e.g. the participant
+  /// that disagrees with the others; -1: the throwing one.
+  std::int64_t concerns = -1;
 };
 
 /// What the exception a work-item threw says, as an item_failure: an item_failure itself,
