@@ -134,7 +134,9 @@ inline void set_width(cpu::collective& c, width_arg w) {
   c.width_given = w.given;
   c.width_huge = w.huge;
 }
-inline void run(cpu::collective& c, const char* what) { cpu::exec(what).collective(c); }
+/// Hands the call to the running work-item's executor (outside a kernel: the logic_error names
+/// the function, from its row of the table).
+inline void run(cpu::collective& c) { cpu::exec(cpu::op(c.kind).name).collective(c); }
 
 template <class T, class Op>
 void combine(const void* op, const void* a, const void* b, void* out) {
@@ -165,8 +167,7 @@ bool same_value(const void* a, const void* b) {
 }
 
 template <class T, class I>
-inline T shuffle(cpu::collective_kind k, const T& v, I arg, width_arg width, const source_location& where,
-                 const char* what) {
+inline T shuffle(cpu::collective_kind k, const T& v, I arg, width_arg width, const source_location& where) {
   alignas(T) unsigned char out[sizeof(T)];
   cpu::collective c{k, where};
   set_arg(c, arg);
@@ -175,11 +176,11 @@ inline T shuffle(cpu::collective_kind k, const T& v, I arg, width_arg width, con
   c.value = &v;
   c.result = out;
   c.type_name = typeid(T).name();
-  run(c, what);
+  run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }
 
-inline bool vote(cpu::collective_kind k, bool pred, width_arg width, const source_location& where, const char* what) {
+inline bool vote(cpu::collective_kind k, bool pred, width_arg width, const source_location& where) {
   bool out = false;
   cpu::collective c{k, where};
   set_width(c, width);
@@ -187,7 +188,7 @@ inline bool vote(cpu::collective_kind k, bool pred, width_arg width, const sourc
   c.value = &pred;
   c.result = &out;
   c.type_name = "bool";
-  run(c, what);
+  run(c);
   return out;
 }
 
@@ -199,13 +200,13 @@ inline std::uint64_t ballot(bool pred, width_arg width, const source_location& w
   c.value = &pred;
   c.result = &out;
   c.type_name = "bool";
-  run(c, "sub_group_ballot");
+  run(c);
   return out;
 }
 
 template <class T, class Op>
 inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, width_arg width,
-              const source_location& where, const char* what) {
+              const source_location& where) {
   static_assert(std::is_convertible_v<std::invoke_result_t<const Op&, const T&, const T&>, T>,
                 "ki::sub_group_reduce/scan: op(a, b) must accept two values of the type and return one");
   alignas(T) unsigned char out[sizeof(T)];
@@ -219,7 +220,7 @@ inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, w
   c.init = init;
   c.same_init = &same_value<T>;
   c.type_name = typeid(T).name();
-  run(c, what);
+  run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }
 
@@ -227,7 +228,7 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
   cpu::collective c{cpu::collective_kind::sub_group_barrier, where};
   set_width(c, width);
   c.type_name = "";
-  run(c, "sub_group_barrier");
+  run(c);
 }
 #endif
 }  // namespace detail
@@ -252,42 +253,42 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl(T v, I lane, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl(v, lane, 0),
-                           detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, {}, where, "shfl"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, {}, where))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl(T v, I lane, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl(v, lane, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, detail::width_value(width), where, "shfl"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, detail::width_value(width), where))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_down(T v, I offset, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_down(v, offset, 0),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, {}, where, "shfl_down"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, {}, where))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_down(T v, I offset, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_down(v, offset, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, detail::width_value(width), where, "shfl_down"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, detail::width_value(width), where))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_up(T v, I offset, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_up(v, offset, 0),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, {}, where, "shfl_up"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, {}, where))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_up(T v, I offset, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_up(v, offset, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, detail::width_value(width), where, "shfl_up"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, detail::width_value(width), where))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_xor(T v, I mask, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_xor(v, mask, 0),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, {}, where, "shfl_xor"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, {}, where))
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_xor(v, mask, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where, "shfl_xor"))
+                           detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where))
 }
 
 // Votes: the same result for every work-item of the sub-group (or segment). Ballot bit i is
@@ -296,22 +297,22 @@ KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_locati
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_any(P pred, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::any(pred, 0),
-                           detail::vote(detail::cpu::collective_kind::any, pred, {}, where, "sub_group_any"))
+                           detail::vote(detail::cpu::collective_kind::any, pred, {}, where))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_any(P pred, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::any(pred, detail::gpu::width_of(width)),
-                           detail::vote(detail::cpu::collective_kind::any, pred, detail::width_value(width), where, "sub_group_any"))
+                           detail::vote(detail::cpu::collective_kind::any, pred, detail::width_value(width), where))
 }
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_all(P pred, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::all(pred, 0),
-                           detail::vote(detail::cpu::collective_kind::all, pred, {}, where, "sub_group_all"))
+                           detail::vote(detail::cpu::collective_kind::all, pred, {}, where))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_all(P pred, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::all(pred, detail::gpu::width_of(width)),
-                           detail::vote(detail::cpu::collective_kind::all, pred, detail::width_value(width), where, "sub_group_all"))
+                           detail::vote(detail::cpu::collective_kind::all, pred, detail::width_value(width), where))
 }
 template <std::same_as<bool> P>
 KI_DEVICE std::uint64_t sub_group_ballot(P pred, source_location where = source_location::current()) {
@@ -332,34 +333,34 @@ KI_DEVICE std::uint64_t sub_group_ballot(P pred, W width, source_location where 
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_reduce(Op op, T v, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::reduce(op, v, 0),
-                           detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, {}, where, "sub_group_reduce"))
+                           detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, {}, where))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_reduce(Op op, T v, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::reduce(op, v, detail::gpu::width_of(width)),
-                           detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, detail::width_value(width), where, "sub_group_reduce"))
+                           detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, detail::width_value(width), where))
 }
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_scan(Op op, T v, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::scan(op, v, 0),
-                           detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, {}, where, "sub_group_scan"))
+                           detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, {}, where))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_scan(Op op, T v, W width, source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::scan(op, v, detail::gpu::width_of(width)),
-                           detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, detail::width_value(width), where, "sub_group_scan"))
+                           detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, detail::width_value(width), where))
 }
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init,
                                      source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::exclusive_scan(op, v, static_cast<T>(init), 0),
-                           detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, {}, where, "sub_group_exclusive_scan"))
+                           detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, {}, where))
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init, W width,
                                      source_location where = source_location::current()) {
   KI_DETAIL_SUB_GROUP_BODY(detail::gpu::exclusive_scan(op, v, static_cast<T>(init), detail::gpu::width_of(width)),
-                           detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, detail::width_value(width), where, "sub_group_exclusive_scan"))
+                           detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, detail::width_value(width), where))
 }
 
 /// Wait until every work-item of the sub-group (with a width: of the caller's segment) has
