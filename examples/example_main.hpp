@@ -58,5 +58,7 @@ int main(Run run) {
 
 }  // namespace ki_example
 
-#define KI_EXAMPLE_MAIN(run_fn) \
-  int main() { return ki_example::main([](const auto& backend) { return run_fn(backend); }); }
+#define KI_EXAMPLE_MAIN(run_fn)                                                   \
+  int main() {                                                                    \
+    return ki_example::main([](const auto& backend) { return run_fn(backend); }); \
+  }

@@ -73,8 +73,9 @@ bool run(const B& backend) {
   std::int64_t run_sum = 0;
   for (int i = 0; i < n; ++i) ok = ok && hy[i] == (run_sum += hx[i]);
   return ki_example::report("prefix_sum", ok,
-                            "inclusive scan of " + std::to_string(n) + " values, y[last] = " + std::to_string(hy[n - 1]) +
-                                " (sub-group width " + std::to_string(ki::sub_group_size(backend)) + ")");
+                            "inclusive scan of " + std::to_string(n) +
+                                " values, y[last] = " + std::to_string(hy[n - 1]) + " (sub-group width " +
+                                std::to_string(ki::sub_group_size(backend)) + ")");
 }
 
 KI_EXAMPLE_MAIN(run)

@@ -44,9 +44,8 @@ bool run(const B& backend) {
   for (auto v : hx) expected += v;
   return ki_example::report("simd_sum", total == expected,
                             std::string(tree ? "shuffle tree" : "sub_group_reduce") + ", sub-group width " +
-                                std::to_string(ki::sub_group_size(backend)) + ", sum of " +
-                                std::to_string(n) + " values = " + std::to_string(total) + " (expected " +
-                                std::to_string(expected) + ")");
+                                std::to_string(ki::sub_group_size(backend)) + ", sum of " + std::to_string(n) +
+                                " values = " + std::to_string(total) + " (expected " + std::to_string(expected) + ")");
 }
 
 KI_EXAMPLE_MAIN(run)

@@ -34,8 +34,9 @@ bool run(const B& backend) {
 
   bool ok = true;
   for (int i = 0; i < n; ++i) ok = ok && hy[i] == (i > 0 ? hx[i - 1] : 0) + hx[i] + (i + 1 < n ? hx[i + 1] : 0);
-  return ki_example::report("stencil", ok, "y = x[i-1] + x[i] + x[i+1] over " + std::to_string(n) +
-                                               " values with shuffles, y[500] = " + std::to_string(hy[500]));
+  return ki_example::report("stencil", ok,
+                            "y = x[i-1] + x[i] + x[i+1] over " + std::to_string(n) +
+                                " values with shuffles, y[500] = " + std::to_string(hy[500]));
 }
 
 KI_EXAMPLE_MAIN(run)

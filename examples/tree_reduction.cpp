@@ -39,8 +39,8 @@ bool run(const B& backend) {
   std::int64_t expected = 0;
   for (int i = 0; i < n; ++i) expected += i % 100;
   return ki_example::report("tree_reduction", total == double(expected),
-                            std::to_string(groups) + " partial sums of 256, total = " + std::to_string(std::int64_t(total)) +
-                                " (expected " + std::to_string(expected) + ")");
+                            std::to_string(groups) + " partial sums of 256, total = " +
+                                std::to_string(std::int64_t(total)) + " (expected " + std::to_string(expected) + ")");
 }
 
 KI_EXAMPLE_MAIN(run)

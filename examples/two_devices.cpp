@@ -65,12 +65,13 @@ bool run(const B& b) {
   i64 total = 0;
   for (i64 g = 0; g < n / 256; ++g) {
     i64 expect = 0;
-    for (i64 i = g * 256; i < (g + 1) * 256; ++i) expect += h[static_cast<std::size_t>(i)] * h[static_cast<std::size_t>(i)] + offset;
+    for (i64 i = g * 256; i < (g + 1) * 256; ++i)
+      expect += h[static_cast<std::size_t>(i)] * h[static_cast<std::size_t>(i)] + offset;
     ok = ok && result[static_cast<std::size_t>(g)] == expect;
     total += result[static_cast<std::size_t>(g)];
   }
-  return ki_example::report("two_devices", ok,
-                            "device 0 squares, device 1 sums blocks after wait_event; total = " + std::to_string(total));
+  return ki_example::report(
+      "two_devices", ok, "device 0 squares, device 1 sums blocks after wait_event; total = " + std::to_string(total));
 }
 
 int main() {

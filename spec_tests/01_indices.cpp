@@ -68,12 +68,12 @@ inline std::int64_t expected(const geometry& g, std::int64_t i) {
   const std::array<std::int64_t, 3> global{s % nx, (s / nx) % ny, s / (nx * ny)};
   const int d = static_cast<int>(k % 3);
   switch (k / 3) {
-    case 0: return global[d] % g.items[d];                   // local id
-    case 1: return global[d] / g.items[d];                   // group id
-    case 2: return g.items[d];                               // local size
-    case 3: return g.groups[d];                              // num groups
-    case 4: return global[d];                                // global id
-    default: return g.groups[d] * g.items[d];                // global size
+    case 0: return global[d] % g.items[d];     // local id
+    case 1: return global[d] / g.items[d];     // group id
+    case 2: return g.items[d];                 // local size
+    case 3: return g.groups[d];                // num groups
+    case 4: return global[d];                  // global id
+    default: return g.groups[d] * g.items[d];  // global size
   }
 }
 
@@ -91,8 +91,8 @@ void run_and_check(const B& b, const K& kernel, const geometry& g) {
   auto out = ki_test::filled<T>(b, total(g) * record, static_cast<T>(-1));
   kernel({.numgroups = ki_test::dims_of(g.groups, g.rank), .workgroupsize = ki_test::dims_of(g.items, g.rank)}, out);
   ki::synchronize(b);
-  ki_test::check_all(ki_test::read(b, out), [&](std::int64_t i) { return static_cast<T>(expected(g, i)); },
-                     "index queries");
+  ki_test::check_all(
+      ki_test::read(b, out), [&](std::int64_t i) { return static_cast<T>(expected(g, i)); }, "index queries");
 }
 
 }  // namespace ki_spec_indices
@@ -102,9 +102,9 @@ using namespace ki_spec_indices;
 TEMPLATE_LIST_TEST_CASE("indices: queries in 1-D launches", "[indices]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   const auto k = ki::kernel_function(b, record_default{});
-  for (const geometry& g : {geometry{{1, 1, 1}, {1, 1, 1}, 1}, geometry{{3, 1, 1}, {5, 1, 1}, 1},
-                            geometry{{7, 1, 1}, {32, 1, 1}, 1}, geometry{{2, 1, 1}, {1000, 1, 1}, 1},
-                            geometry{{100, 1, 1}, {3, 1, 1}, 1}})
+  for (const geometry& g :
+       {geometry{{1, 1, 1}, {1, 1, 1}, 1}, geometry{{3, 1, 1}, {5, 1, 1}, 1}, geometry{{7, 1, 1}, {32, 1, 1}, 1},
+        geometry{{2, 1, 1}, {1000, 1, 1}, 1}, geometry{{100, 1, 1}, {3, 1, 1}, 1}})
     run_and_check<std::int64_t>(b, k, g);
 }
 
@@ -119,9 +119,9 @@ TEMPLATE_LIST_TEST_CASE("indices: queries in 2-D launches", "[indices]", ki_test
 TEMPLATE_LIST_TEST_CASE("indices: queries in 3-D launches", "[indices]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   const auto k = ki::kernel_function(b, record_default{});
-  for (const geometry& g : {geometry{{2, 3, 2}, {3, 2, 4}, 3}, geometry{{1, 2, 3}, {5, 1, 2}, 3},
-                            geometry{{2, 2, 2}, {8, 4, 4}, 3}, geometry{{1, 1, 5}, {1, 1, 7}, 3},
-                            geometry{{3, 1, 2}, {2, 3, 1}, 3}})
+  for (const geometry& g :
+       {geometry{{2, 3, 2}, {3, 2, 4}, 3}, geometry{{1, 2, 3}, {5, 1, 2}, 3}, geometry{{2, 2, 2}, {8, 4, 4}, 3},
+        geometry{{1, 1, 5}, {1, 1, 7}, 3}, geometry{{3, 1, 2}, {2, 3, 1}, 3}})
     run_and_check<std::int64_t>(b, k, g);
 }
 

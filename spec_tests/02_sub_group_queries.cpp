@@ -75,8 +75,8 @@ inline std::int64_t linear_expected(std::int64_t n, std::int64_t w, std::int64_t
 inline std::vector<std::pair<std::array<std::int64_t, 3>, int>> linear_shapes(std::int64_t w, std::int64_t max_size,
                                                                               std::array<std::int64_t, 3> max_dims) {
   std::vector<std::pair<std::array<std::int64_t, 3>, int>> all;
-  for (std::int64_t n : {std::int64_t(1), std::int64_t(2), w - 1, w, w + 1, 2 * w, 3 * w - 1, 5 * w + 3, max_size - 1,
-                         max_size})
+  for (std::int64_t n :
+       {std::int64_t(1), std::int64_t(2), w - 1, w, w + 1, 2 * w, 3 * w - 1, 5 * w + 3, max_size - 1, max_size})
     if (n >= 1) all.push_back({{n, 1, 1}, 1});
   all.push_back({{w, 2, 1}, 2});
   all.push_back({{w, 3, 2}, 3});
@@ -107,8 +107,8 @@ TEMPLATE_LIST_TEST_CASE("sub_group: get_max_sub_group_size is sub_group_size(bac
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("sub_group: linear layout for 1-D groups and x extents that are multiples of W",
-                        "[sub_group]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("sub_group: linear layout for 1-D groups and x extents that are multiples of W", "[sub_group]",
+                        ki_test::backends) {
   ki_test::make<TestType>();
   int tested = 0;
   for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
@@ -118,7 +118,8 @@ TEMPLATE_LIST_TEST_CASE("sub_group: linear layout for 1-D groups and x extents t
     for (const auto& [shape, rank] : linear_shapes(w, ki::max_work_group_size(b), ki::max_work_group_dims(b))) {
       INFO("W = " << w << ", work-group " << ki_test::str(shape));
       const auto r = run(b, shape, rank, 3);
-      ki_test::check_all(r.v, [&](std::int64_t i) { return linear_expected(r.n, w, i); }, "sub-group queries");
+      ki_test::check_all(
+          r.v, [&](std::int64_t i) { return linear_expected(r.n, w, i); }, "sub-group queries");
       ki_test::check_all(
           r.v8, [&](std::int64_t i) { return static_cast<std::uint8_t>(linear_expected(r.n, w, i)); },
           "sub-group queries as uint8 (exact modulo 256)");
@@ -140,8 +141,9 @@ TEMPLATE_LIST_TEST_CASE("sub_group: guarantees of every layout, for every work-g
   for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
     const std::int64_t w = ki::sub_group_size(b), max_size = ki::max_work_group_size(b);
     const auto max_dims = ki::max_work_group_dims(b);
-    std::vector<std::array<std::int64_t, 3>> shapes = {{3, 5, 1}, {5, 3, 4}, {w + 1, 2, 2}, {w + 3, 7, 1}, {1, 1, 1},
-                                                       {w, 1, 1}, {w + 1, 1, 1}, {2 * w, 3, 1}, {max_size, 1, 1}};
+    std::vector<std::array<std::int64_t, 3>> shapes = {{3, 5, 1},     {5, 3, 4},     {w + 1, 2, 2},
+                                                       {w + 3, 7, 1}, {1, 1, 1},     {w, 1, 1},
+                                                       {w + 1, 1, 1}, {2 * w, 3, 1}, {max_size, 1, 1}};
     if (w > 2) shapes.push_back({w - 1, 3, 1});
     for (const auto& shape : shapes) {
       const std::int64_t n = shape[0] * shape[1] * shape[2];
@@ -158,7 +160,8 @@ TEMPLATE_LIST_TEST_CASE("sub_group: guarantees of every layout, for every work-g
         for (std::int64_t lin = 0; lin < n; ++lin) {
           const auto* q = &r.v[static_cast<std::size_t>(record * (g * n + lin))];
           const std::int64_t size = q[0], max = q[1], cnt = q[2], id = q[3], lane = q[4];
-          if (max != w || cnt != count || size < 1 || size > w || id < 0 || id >= cnt || lane < 0 || lane >= size) ++bad;
+          if (max != w || cnt != count || size < 1 || size > w || id < 0 || id >= cnt || lane < 0 || lane >= size)
+            ++bad;
           if (size_of.count(id) && size_of[id] != size) ++bad;  // all members agree on the size
           size_of[id] = size;
           if (!lanes[id].insert(lane).second) ++bad;  // (id, lane) identifies one work-item

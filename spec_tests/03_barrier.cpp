@@ -125,9 +125,18 @@ struct private_across_barriers {
     }
     i64 sum = 0;
     for (int k = 0; k < 8; ++k) sum = sum * 3 + arr[k];
-    const double v[12] = {static_cast<double>(a), static_cast<double>(b), static_cast<double>(c), static_cast<double>(d),
-                          static_cast<double>(u), x, y, static_cast<double>(f), static_cast<double>(sum),
-                          static_cast<double>(arr[0]), static_cast<double>(arr[7]), static_cast<double>(l)};
+    const double v[12] = {static_cast<double>(a),
+                          static_cast<double>(b),
+                          static_cast<double>(c),
+                          static_cast<double>(d),
+                          static_cast<double>(u),
+                          x,
+                          y,
+                          static_cast<double>(f),
+                          static_cast<double>(sum),
+                          static_cast<double>(arr[0]),
+                          static_cast<double>(arr[7]),
+                          static_cast<double>(l)};
     for (int k = 0; k < 12; ++k) out[12 * ki::get_global_id().x + k] = v[k];
   }
 };
@@ -148,9 +157,18 @@ std::array<double, 12> private_expected(i64 l, int rounds) {
   }
   i64 sum = 0;
   for (int k = 0; k < 8; ++k) sum = sum * 3 + arr[k];
-  return {static_cast<double>(a), static_cast<double>(b), static_cast<double>(c), static_cast<double>(d),
-          static_cast<double>(u), x, y, static_cast<double>(f), static_cast<double>(sum),
-          static_cast<double>(arr[0]), static_cast<double>(arr[7]), static_cast<double>(l)};
+  return {static_cast<double>(a),
+          static_cast<double>(b),
+          static_cast<double>(c),
+          static_cast<double>(d),
+          static_cast<double>(u),
+          x,
+          y,
+          static_cast<double>(f),
+          static_cast<double>(sum),
+          static_cast<double>(arr[0]),
+          static_cast<double>(arr[7]),
+          static_cast<double>(l)};
 }
 
 }  // namespace ki_spec_barrier
@@ -166,7 +184,8 @@ TEMPLATE_LIST_TEST_CASE("barrier: makes local memory writes visible to the group
     auto out = ki_test::filled<i64>(b, groups * n, -1);
     ki::launch(b, {.numgroups = groups, .workgroupsize = n}, neighbour_local{}, out);
     ki::synchronize(b);
-    ki_test::check_all(ki_test::read(b, out), [&](i64 i) { return 1000 * (i / n) + (i % n + 1) % n; }, "neighbour");
+    ki_test::check_all(
+        ki_test::read(b, out), [&](i64 i) { return 1000 * (i / n) + (i % n + 1) % n; }, "neighbour");
   }
 }
 
@@ -209,7 +228,8 @@ TEMPLATE_LIST_TEST_CASE("barrier: many barriers in a loop", "[barrier]", ki_test
       auto out = ki_test::filled<i64>(b, groups * n, -1);
       ki::launch(b, {.numgroups = groups, .workgroupsize = n}, scan_local{}, out);
       ki::synchronize(b);
-      ki_test::check_all(ki_test::read(b, out), [&](i64 i) { return (i % n + 1) * (i % n + 2) / 2; }, "scan");
+      ki_test::check_all(
+          ki_test::read(b, out), [&](i64 i) { return (i % n + 1) * (i % n + 2) / 2; }, "scan");
     }
   }
 }
@@ -245,7 +265,8 @@ TEMPLATE_LIST_TEST_CASE("barrier: padding work-items of an ndrange launch take p
   auto out = ki_test::filled<i64>(b, 384, -1);
   ki::launch(b, {.workgroupsize = 128, .ndrange = 300}, neighbour_local{}, out);
   ki::synchronize(b);
-  ki_test::check_all(ki_test::read(b, out), [&](i64 i) { return 1000 * (i / 128) + (i % 128 + 1) % 128; }, "neighbour");
+  ki_test::check_all(
+      ki_test::read(b, out), [&](i64 i) { return 1000 * (i / 128) + (i % 128 + 1) % 128; }, "neighbour");
 }
 
 TEMPLATE_LIST_TEST_CASE("barrier: a work-item's private values survive barriers", "[barrier]", ki_test::backends) {
@@ -263,6 +284,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: a work-item's private values survive barriers"
     ki::synchronize(b);
     ki_test::check_all(
         ki_test::read(b, out),
-        [&](i64 i) { return private_expected(i / 12 % n, rounds)[static_cast<std::size_t>(i % 12)]; }, "private values");
+        [&](i64 i) { return private_expected(i / 12 % n, rounds)[static_cast<std::size_t>(i % 12)]; },
+        "private values");
   }
 }

@@ -124,10 +124,12 @@ struct mixed_types {
     auto q = ki::localmemory<std::uint64_t, 3>([] {});
     const i64 l = ki::get_local_id().x, gl = ki::get_global_id().x;
     const void* p[] = {c.data(), d.data(), t.data(), w.data(), s.data(), ln.data(), u.data(), q.data()};
-    const std::size_t bytes[] = {3, sizeof(float) * 5, sizeof(three) * 5, sizeof(wide) * 2,
-                                 sizeof(std::int16_t) * 7, sizeof(line) * 2, 1, sizeof(std::uint64_t) * 3};
-    const std::size_t align[] = {1, alignof(float), alignof(three), alignof(wide), alignof(std::int16_t),
-                                 alignof(line), 1, alignof(std::uint64_t)};
+    const std::size_t bytes[] = {
+        3, sizeof(float) * 5,        sizeof(three) * 5, sizeof(wide) * 2, sizeof(std::int16_t) * 7, sizeof(line) * 2,
+        1, sizeof(std::uint64_t) * 3};
+    const std::size_t align[] = {
+        1, alignof(float),        alignof(three), alignof(wide), alignof(std::int16_t), alignof(line),
+        1, alignof(std::uint64_t)};
     // Each item writes a few elements derived from its id, spread over the arrays.
     if (l < 3) c[l] = static_cast<char>('a' + l);
     if (l < 5) d[l] = 0.5f * static_cast<float>(l);
@@ -205,7 +207,8 @@ TEMPLATE_LIST_TEST_CASE("local_memory: each work-group has its own memory", "[lo
   auto out = ki_test::filled<i64>(b, n * groups, -1);
   ki::launch(b, {.numgroups = groups, .workgroupsize = n}, per_group{}, out, 20);
   ki::synchronize(b);
-  ki_test::check_all(ki_test::read(b, out), [](i64) { return 0; }, "values from other work-groups seen");
+  ki_test::check_all(
+      ki_test::read(b, out), [](i64) { return 0; }, "values from other work-groups seen");
 }
 
 TEMPLATE_LIST_TEST_CASE("local_memory: multi-dimensional arrays", "[local_memory]", ki_test::backends) {
@@ -242,7 +245,10 @@ TEMPLATE_LIST_TEST_CASE("local_memory: element types of different sizes and alig
   const auto got = ki_test::read(b, out);
   // 8 alignment checks + 28 disjointness checks + one per value the item checked.
   ki_test::check_all(
-      got, [&](i64 i) { return i % 2 == 1 ? got[static_cast<std::size_t>(i)] : 8 + 28 + got[static_cast<std::size_t>(i + 1)]; },
+      got,
+      [&](i64 i) {
+        return i % 2 == 1 ? got[static_cast<std::size_t>(i)] : 8 + 28 + got[static_cast<std::size_t>(i + 1)];
+      },
       "alignment, overlap and values");
   // The number of values checked is the closed form too (so the line above is not vacuous).
   ki_test::check_all(

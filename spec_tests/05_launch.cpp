@@ -89,9 +89,11 @@ void expect_geometry(const B& b, const K& k, const ki::launch_options& o, std::a
   CHECK(std::array<i64, 3>{s[0], s[1], s[2]} == items);
   CHECK(std::array<i64, 3>{s[3], s[4], s[5]} == groups);
   // get_global_size is the padded size.
-  CHECK(std::array<i64, 3>{s[6], s[7], s[8]} == std::array<i64, 3>{items[0] * groups[0], items[1] * groups[1], items[2] * groups[2]});
+  CHECK(std::array<i64, 3>{s[6], s[7], s[8]} ==
+        std::array<i64, 3>{items[0] * groups[0], items[1] * groups[1], items[2] * groups[2]});
   CHECK(s[9] == -1);  // nothing beyond the expected work-items ran
-  ki_test::check_all(ki_test::read(b, hits), [](i64) { return 1; }, "every work-item (padding included) runs once");
+  ki_test::check_all(
+      ki_test::read(b, hits), [](i64) { return 1; }, "every work-item (padding included) runs once");
 }
 
 /// The launch throws std::invalid_argument naming each needle, and the kernel did not run.
@@ -186,10 +188,17 @@ TEMPLATE_LIST_TEST_CASE("launch: ndrange alone takes the work-group size from la
     i64 max_size;  // the max_work_group_size keyword
   };
   const std::vector<launch_case> cases = {
-      {{1000, 1, 1}, 1, int64_max}, {{10, 1, 1}, 1, int64_max},   {{1, 1, 1}, 1, int64_max},
-      {{10, 1000, 1}, 2, int64_max}, {{1, 1, 1000}, 3, int64_max},  // z bounded by max_work_group_dims
-      {{1000, 1000, 1}, 2, int64_max}, {{3, 5, 7}, 3, int64_max},   {{1000, 1, 1}, 1, 100},
-      {{1000, 1, 1}, 1, 1},          {{50, 50, 1}, 2, 7},           {{33, 1, 1}, 1, 32},
+      {{1000, 1, 1}, 1, int64_max},
+      {{10, 1, 1}, 1, int64_max},
+      {{1, 1, 1}, 1, int64_max},
+      {{10, 1000, 1}, 2, int64_max},
+      {{1, 1, 1000}, 3, int64_max},  // z bounded by max_work_group_dims
+      {{1000, 1000, 1}, 2, int64_max},
+      {{3, 5, 7}, 3, int64_max},
+      {{1000, 1, 1}, 1, 100},
+      {{1000, 1, 1}, 1, 1},
+      {{50, 50, 1}, 2, 7},
+      {{33, 1, 1}, 1, 32},
   };
   for (const auto& c : cases) {
     INFO("ndrange " << ki_test::str(c.nd) << ", max_work_group_size = " << c.max_size);
@@ -199,7 +208,8 @@ TEMPLATE_LIST_TEST_CASE("launch: ndrange alone takes the work-group size from la
     REQUIRE(s <= c.max_size);
     const auto items = fill_first(s, c.nd, max_dims);
     const std::array<i64, 3> groups{cld(c.nd[0], items[0]), cld(c.nd[1], items[1]), cld(c.nd[2], items[2])};
-    expect_geometry(b, k, {.ndrange = ki_test::dims_of(c.nd, c.rank), .max_work_group_size = c.max_size}, items, groups);
+    expect_geometry(b, k, {.ndrange = ki_test::dims_of(c.nd, c.rank), .max_work_group_size = c.max_size}, items,
+                    groups);
   }
 }
 
@@ -257,8 +267,7 @@ TEMPLATE_LIST_TEST_CASE("launch: invalid geometry throws std::invalid_argument n
     expect_rejected(b, {.numgroups = {1, g}, .workgroupsize = {1, 2}}, {std::to_string(g)});
     // ndrange rounded up to whole groups: cld(2^63 - 1, 256) * 256 = 2^63.
     expect_rejected(b, {.workgroupsize = 256, .ndrange = int64_max}, {std::to_string(cld(int64_max, 256))});
-    expect_rejected(b, {.workgroupsize = {1, 1, 2}, .ndrange = {1, 1, int64_max}},
-                    {std::to_string(cld(int64_max, 2))});
+    expect_rejected(b, {.workgroupsize = {1, 1, 2}, .ndrange = {1, 1, int64_max}}, {std::to_string(cld(int64_max, 2))});
   }
   SECTION("unsigned values beyond int64") {
     const std::uint64_t big = std::uint64_t{1} << 63, max = std::numeric_limits<std::uint64_t>::max();
@@ -273,8 +282,7 @@ TEMPLATE_LIST_TEST_CASE("launch: invalid geometry throws std::invalid_argument n
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("launch: more work-groups than the backend allows is an error", "[launch]",
-                        ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("launch: more work-groups than the backend allows is an error", "[launch]", ki_test::backends) {
   // "The number of work-groups is validated by the backend": some error, and nothing runs.
   const auto b = ki_test::make<TestType>();
   const auto maxg = ki::max_num_groups(b);
@@ -294,22 +302,26 @@ TEMPLATE_LIST_TEST_CASE("launch: unknown compiler and launch options are errors 
                         ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   auto flag = ki::zeros<int>(b, 1);
-  std::string msg = ki_test::thrown_message<std::invalid_argument>(
-      [&] { ki::kernel_function(b, mark{}, {.options = {{"no_such_compiler_option", 1}}}); });
+  std::string msg = ki_test::thrown_message<std::invalid_argument>([&] {
+    ki::kernel_function(b, mark{}, {.options = {{"no_such_compiler_option", 1}}});
+  });
   CHECK_THAT(msg, ContainsSubstring("no_such_compiler_option"));
 
   // Through the one-call form, the options go to kernel_function.
-  msg = ki_test::thrown_message<std::invalid_argument>(
-      [&] { ki::launch(b, {.ndrange = 1, .options = {{"another_unknown_option", 2}}}, mark{}, flag); });
+  msg = ki_test::thrown_message<std::invalid_argument>([&] {
+    ki::launch(b, {.ndrange = 1, .options = {{"another_unknown_option", 2}}}, mark{}, flag);
+  });
   CHECK_THAT(msg, ContainsSubstring("another_unknown_option"));
 
   const auto k = ki::kernel_function(b, mark{});
-  msg = ki_test::thrown_message<std::invalid_argument>(
-      [&] { k({.ndrange = 1, .options = {{"no_such_launch_option", 3}}}, flag); });
+  msg = ki_test::thrown_message<std::invalid_argument>([&] {
+    k({.ndrange = 1, .options = {{"no_such_launch_option", 3}}}, flag);
+  });
   CHECK_THAT(msg, ContainsSubstring("no_such_launch_option"));
 
-  msg = ki_test::thrown_message<std::invalid_argument>(
-      [&] { ki::launch(k, {1, 1, 1}, {1, 1, 1}, std::tie(flag), {{"bad_low_level_option", 4}}); });
+  msg = ki_test::thrown_message<std::invalid_argument>([&] {
+    ki::launch(k, {1, 1, 1}, {1, 1, 1}, std::tie(flag), {{"bad_low_level_option", 4}});
+  });
   CHECK_THAT(msg, ContainsSubstring("bad_low_level_option"));
 
   ki::synchronize(b);
@@ -325,7 +337,8 @@ TEMPLATE_LIST_TEST_CASE("launch: the one-call ki::launch compiles, launches and 
   static_assert(std::is_same_v<std::remove_const_t<decltype(k)>, ki::kernel<TestType, probe>>);
   CHECK(k.name == "probe_kernel");
   ki::synchronize(b);
-  ki_test::check_all(ki_test::read(b, hits), [](i64) { return 1; }, "hits");
+  ki_test::check_all(
+      ki_test::read(b, hits), [](i64) { return 1; }, "hits");
   CHECK(ki_test::read(b, shape) == std::vector<i64>{16, 1, 1, 4, 1, 1, 64, 1, 1, -1});
   // The returned kernel launches again.
   expect_geometry(b, k, {.numgroups = 2, .workgroupsize = 3}, {3, 1, 1}, {2, 1, 1});
@@ -359,7 +372,8 @@ TEMPLATE_LIST_TEST_CASE("launch: the lower-level launch(kernel, groups, items, a
     auto shape = ki_test::filled<i64>(b, 10, -1);
     ki::launch(k, {2, 3, 1}, {4, 2, 1}, std::tie(hits, shape));  // ki::arrays are converted
     ki::synchronize(b);
-    ki_test::check_all(ki_test::read(b, hits), [](i64) { return 1; }, "hits");
+    ki_test::check_all(
+        ki_test::read(b, hits), [](i64) { return 1; }, "hits");
     CHECK(ki_test::read(b, shape) == std::vector<i64>{4, 2, 1, 2, 3, 1, 8, 6, 1, -1});
   }
   {
@@ -367,7 +381,8 @@ TEMPLATE_LIST_TEST_CASE("launch: the lower-level launch(kernel, groups, items, a
     auto shape = ki_test::filled<i64>(b, 10, -1);
     ki::launch(k, {1, 1, 3}, {1, 2, 2}, std::tuple{ki::argconvert(b, hits), ki::argconvert(b, shape)});  // spans
     ki::synchronize(b);
-    ki_test::check_all(ki_test::read(b, hits), [](i64) { return 1; }, "hits");
+    ki_test::check_all(
+        ki_test::read(b, hits), [](i64) { return 1; }, "hits");
     CHECK(ki_test::read(b, shape) == std::vector<i64>{1, 2, 2, 1, 1, 3, 1, 2, 6, -1});
   }
   // Its preconditions are checked too: positive, within the limits, no overflow.
@@ -377,7 +392,8 @@ TEMPLATE_LIST_TEST_CASE("launch: the lower-level launch(kernel, groups, items, a
   const i64 kmax = ki::max_work_group_size(m);
   const auto rejected = [&](std::array<i64, 3> g, std::array<i64, 3> i, const std::string& needle) {
     INFO("groups " << ki_test::str(g) << ", items " << ki_test::str(i));
-    const std::string msg = ki_test::thrown_message<std::invalid_argument>([&] { ki::launch(m, g, i, std::tie(flag)); });
+    const std::string msg =
+        ki_test::thrown_message<std::invalid_argument>([&] { ki::launch(m, g, i, std::tie(flag)); });
     CHECK_THAT(msg, ContainsSubstring(needle));
   };
   rejected({0, 1, 1}, {1, 1, 1}, "0");

@@ -94,10 +94,15 @@ TEMPLATE_LIST_TEST_CASE("memory: allocate with 1 to 3 dimensions", "[memory]", k
 
 TEMPLATE_LIST_TEST_CASE("memory: invalid dimensions throw std::invalid_argument", "[memory]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
-  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::allocate<int>(b, -1); }), ContainsSubstring("-1"));
-  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::allocate<int>(b, {3, -4}); }),
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::allocate<int>(b, -1); }),
+             ContainsSubstring("-1"));
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] {
+               ki::allocate<int>(b, {3, -4});
+             }),
              ContainsSubstring("-4"));
-  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::zeros<int>(b, {2, 2, -9}); }),
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] {
+               ki::zeros<int>(b, {2, 2, -9});
+             }),
              ContainsSubstring("-9"));
   CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { ki::ones<int>(b, -7); }), ContainsSubstring("-7"));
   CHECK_THAT(ki_test::thrown_message<std::invalid_argument>(
@@ -160,8 +165,8 @@ TEMPLATE_LIST_TEST_CASE("memory: copyto in every direction", "[memory]", ki_test
   ki::synchronize(b);
 }
 
-TEMPLATE_LIST_TEST_CASE("memory: copyto with different lengths throws std::invalid_argument naming both",
-                        "[memory]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("memory: copyto with different lengths throws std::invalid_argument naming both", "[memory]",
+                        ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   auto d_short = ki::zeros<int>(b, 1234);
   auto d_long = ki::zeros<int>(b, 4321);
@@ -241,7 +246,8 @@ TEMPLATE_LIST_TEST_CASE("memory: kernels take arrays as spans, const arrays as s
   auto out = ki::allocate<i64>(b, n);
   ki::launch(b, {.workgroupsize = 32, .ndrange = n}, affine{}, out, in);
   ki::synchronize(b);
-  ki_test::check_all(ki_test::read(b, out), [](i64 i) { return 6 * i + 1; }, "affine");
+  ki_test::check_all(
+      ki_test::read(b, out), [](i64 i) { return 6 * i + 1; }, "affine");
 
   // A 3-D array as a 3-D span: (i, j, k) is element i + nx * (j + ny * k).
   auto a = ki_test::filled<i64>(b, {4, 3, 2}, -1);
@@ -258,7 +264,8 @@ TEMPLATE_LIST_TEST_CASE("memory: a user-defined argconvert found by ADL", "[memo
   const auto b = ki_test::make<TestType>();
   const i64 n = 100;
   std::vector<float> pos(static_cast<std::size_t>(n)), vel(static_cast<std::size_t>(n));
-  for (i64 i = 0; i < n; ++i) pos[static_cast<std::size_t>(i)] = float(i), vel[static_cast<std::size_t>(i)] = float(2 * i);
+  for (i64 i = 0; i < n; ++i)
+    pos[static_cast<std::size_t>(i)] = float(i), vel[static_cast<std::size_t>(i)] = float(2 * i);
   particles<TestType> p{ki::to_device(b, pos), ki::to_device(b, vel), 0.5f};
   static_assert(std::is_same_v<decltype(ki::argconvert(b, p)), device_particles>);
   const device_particles d = ki::argconvert(b, p);
@@ -267,7 +274,8 @@ TEMPLATE_LIST_TEST_CASE("memory: a user-defined argconvert found by ADL", "[memo
   CHECK(d.dt == 0.5f);
   ki::launch(b, {.workgroupsize = 32, .ndrange = n}, step{}, p);
   ki::synchronize(b);
-  ki_test::check_all(ki_test::read(b, p.pos), [](i64 i) { return float(2 * i); }, "pos + vel * dt");
+  ki_test::check_all(
+      ki_test::read(b, p.pos), [](i64 i) { return float(2 * i); }, "pos + vel * dt");
   CHECK(ki_test::read(b, p.vel) == vel);
 }
 

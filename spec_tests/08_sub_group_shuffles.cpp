@@ -159,8 +159,8 @@ const char* name(arg_type t) {
   return "?";
 }
 std::string describe(const shuffle_case& c) {
-  std::string s = std::string(name(c.f)) + "(v, " + (c.per_item ? std::to_string(c.bits) + " + 5 * lane" : std::to_string(c.bits)) +
-                  " as " + name(c.t);
+  std::string s = std::string(name(c.f)) + "(v, " +
+                  (c.per_item ? std::to_string(c.bits) + " + 5 * lane" : std::to_string(c.bits)) + " as " + name(c.t);
   if (c.t == arg_type::uint64 && c.bits < 0) s += " = " + std::to_string(static_cast<u64>(c.bits));
   return s + (c.width != 0 ? ", " + std::to_string(c.width) + ")" : ")");
 }
@@ -172,10 +172,17 @@ const i64 two63_plus_3_bits = static_cast<i64>((u64{1} << 63) + 3);
 // The tables, per sub-group width W. Offsets and masks are uniform; shfl lanes may differ.
 std::vector<shuffle_case> shfl_cases(i64 W) {
   using enum arg_type;
-  return {{fn::shfl, int32, 1, 0, 0},           {fn::shfl, int64, 1, -7, 0},       {fn::shfl, int32, 0, 0, 0},
-          {fn::shfl, int64, 0, W - 1, 0},        {fn::shfl, uint32, 0, W, 0},        {fn::shfl, int16, 0, -1, 0},
-          {fn::shfl, int8, 0, 1, 0},             {fn::shfl, uint8, 0, W / 2, 0},     {fn::shfl, int64, 0, two32_plus_1, 0},
-          {fn::shfl, uint64, 0, two32_plus_1, 0}, {fn::shfl, uint64, 0, two63_plus_3_bits, 0}};
+  return {{fn::shfl, int32, 1, 0, 0},
+          {fn::shfl, int64, 1, -7, 0},
+          {fn::shfl, int32, 0, 0, 0},
+          {fn::shfl, int64, 0, W - 1, 0},
+          {fn::shfl, uint32, 0, W, 0},
+          {fn::shfl, int16, 0, -1, 0},
+          {fn::shfl, int8, 0, 1, 0},
+          {fn::shfl, uint8, 0, W / 2, 0},
+          {fn::shfl, int64, 0, two32_plus_1, 0},
+          {fn::shfl, uint64, 0, two32_plus_1, 0},
+          {fn::shfl, uint64, 0, two63_plus_3_bits, 0}};
 }
 std::vector<shuffle_case> down_up_cases(i64 W) {
   using enum arg_type;
@@ -197,7 +204,7 @@ std::vector<shuffle_case> down_up_cases(i64 W) {
 }
 std::vector<shuffle_case> xor_cases(i64 W) {
   using enum arg_type;
-  return {{fn::xor_, int32, 0, 0, 0}, {fn::xor_, uint8, 0, 1 % W, 0}, {fn::xor_, int64, 0, W - 1, 0},
+  return {{fn::xor_, int32, 0, 0, 0},          {fn::xor_, uint8, 0, 1 % W, 0}, {fn::xor_, int64, 0, W - 1, 0},
           {fn::xor_, uint64, 0, W / 2 % W, 0}, {fn::xor_, int16, 0, 5 % W, 0}, {fn::xor_, int8, 0, 3 % W, 0}};
 }
 std::vector<shuffle_case> width_cases(i64 W) {
@@ -205,18 +212,19 @@ std::vector<shuffle_case> width_cases(i64 W) {
   std::vector<shuffle_case> v;
   for (i64 w : sg::widths(W)) {
     for (const auto& [t, per, a] : std::vector<std::tuple<arg_type, int, i64>>{{int32, 1, 3},
-                                                                              {int64, 0, -1},
-                                                                              {int16, 0, -w - 3},
-                                                                              {int8, 0, w},
-                                                                              {uint64, 0, (i64{1} << 40) + 3},
-                                                                              {uint64, 0, u64_max_bits},
-                                                                              {int64, 0, two32_plus_1}})
+                                                                               {int64, 0, -1},
+                                                                               {int16, 0, -w - 3},
+                                                                               {int8, 0, w},
+                                                                               {uint64, 0, (i64{1} << 40) + 3},
+                                                                               {uint64, 0, u64_max_bits},
+                                                                               {int64, 0, two32_plus_1}})
       v.push_back({fn::shfl, t, per, a, w});
     for (fn f : {fn::down, fn::up})
       for (const auto& [t, d] : std::vector<std::pair<arg_type, i64>>{
                {int32, 0}, {int64, 1}, {uint8, w - 1}, {int16, w}, {uint64, two32_plus_1}})
         v.push_back({f, t, 0, d, w});
-    for (const auto& [t, m] : std::vector<std::pair<arg_type, i64>>{{int32, 0}, {uint64, w - 1}, {int8, w / 2 % w}, {uint32, 1 % w}})
+    for (const auto& [t, m] :
+         std::vector<std::pair<arg_type, i64>>{{int32, 0}, {uint64, w - 1}, {int8, w / 2 % w}, {uint32, 1 % w}})
       v.push_back({fn::xor_, t, 0, m, w});
   }
   return v;
@@ -258,7 +266,8 @@ void run_tables(Table&& table) {
           } else {
             const i64 from = src == sg::own ? slot : l.at(slot, src);
             if (r != input(from, salt))
-              why = "expected the value of lane " + (src == sg::own ? std::to_string(lane) + " (its own)" : std::to_string(src));
+              why = "expected the value of lane " +
+                    (src == sg::own ? std::to_string(lane) + " (its own)" : std::to_string(src));
           }
           if (!why.empty())
             bad.add(describe(sc) + " at slot " + std::to_string(slot) + " (lane " + std::to_string(lane) + " of " +
@@ -375,12 +384,10 @@ void check_type(const B& b, const char* type) {
     const auto l = sg::observe(b, s, ki_test::read(b, rec));
     if (!l.ok) continue;
     const auto got = ki_test::read(b, out);
-    const shuffle_case calls[typed_calls] = {{fn::shfl, arg_type::int32, 1, 1, 0},
-                                             {fn::down, arg_type::uint32, 0, 1, 0},
-                                             {fn::up, arg_type::int64, 0, 2, W < 4 ? W : 4},
-                                             {fn::xor_, arg_type::int64, 0, W - 1, 0},
-                                             {fn::shfl, arg_type::int64, 1, 3, W},
-                                             {fn::down, arg_type::uint64, 0, two32_plus_1, 0}};
+    const shuffle_case calls[typed_calls] = {
+        {fn::shfl, arg_type::int32, 1, 1, 0},           {fn::down, arg_type::uint32, 0, 1, 0},
+        {fn::up, arg_type::int64, 0, 2, W < 4 ? W : 4}, {fn::xor_, arg_type::int64, 0, W - 1, 0},
+        {fn::shfl, arg_type::int64, 1, 3, W},           {fn::down, arg_type::uint64, 0, two32_plus_1, 0}};
     sg::mismatches bad;
     for (i64 slot = 0; slot < total; ++slot) {
       const i64 lane = l.lane_of(slot), size = l.size_of(slot);
@@ -435,10 +442,14 @@ TEMPLATE_LIST_TEST_CASE("sub_group: offsets are compared before narrowing: shfl_
   // past the width, so every work-item gets its own value, and lane 2^32 + 1 has no work-item.
   run_tables<TestType>([](i64 W) {
     using enum arg_type;
-    return std::vector<shuffle_case>{{fn::down, uint64, 0, two32_plus_1, 0}, {fn::down, int64, 0, two32_plus_1, 0},
-                                     {fn::up, uint64, 0, two32_plus_1, 0},   {fn::up, int64, 0, two32_plus_1, 0},
-                                     {fn::shfl, uint64, 0, two32_plus_1, 0}, {fn::shfl, int64, 0, two32_plus_1, 0},
-                                     {fn::down, uint64, 0, two32_plus_1, W < 2 ? W : 2}, {fn::up, int64, 0, two32_plus_1, 1}};
+    return std::vector<shuffle_case>{{fn::down, uint64, 0, two32_plus_1, 0},
+                                     {fn::down, int64, 0, two32_plus_1, 0},
+                                     {fn::up, uint64, 0, two32_plus_1, 0},
+                                     {fn::up, int64, 0, two32_plus_1, 0},
+                                     {fn::shfl, uint64, 0, two32_plus_1, 0},
+                                     {fn::shfl, int64, 0, two32_plus_1, 0},
+                                     {fn::down, uint64, 0, two32_plus_1, W < 2 ? W : 2},
+                                     {fn::up, int64, 0, two32_plus_1, 1}};
   });
 }
 

@@ -41,7 +41,9 @@ KI_DEVICE inline bool pred(i64 p, i64 slot, i64 lin, i64 n, u64 salt) {
 
 /// Results per slot: for each pattern, for width 0 (none) and each power of two up to W:
 /// any, all, ballot. The width is passed as int and as uint16 in alternation.
-inline i64 results_per_item(i64 W) { return patterns * (1 + static_cast<i64>(std::bit_width(static_cast<u64>(W)))) * 3; }
+inline i64 results_per_item(i64 W) {
+  return patterns * (1 + static_cast<i64>(std::bit_width(static_cast<u64>(W)))) * 3;
+}
 
 struct votes {
   KI_DEVICE void operator()(ki::span<i64> rec, ki::span<i64> out, u64 salt) const {
@@ -79,8 +81,8 @@ struct votes {
 
 using namespace ki_spec_sub_group_votes;
 
-TEMPLATE_LIST_TEST_CASE("sub_group: any, all and ballot over the sub-group and over segments of a width",
-                        "[sub_group]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("sub_group: any, all and ballot over the sub-group and over segments of a width", "[sub_group]",
+                        ki_test::backends) {
   ki_test::make<TestType>();
   using cfg = ki_test::config<TestType>;
   for (const auto& b : cfg::sub_group_variants()) {
@@ -124,12 +126,13 @@ TEMPLATE_LIST_TEST_CASE("sub_group: any, all and ballot over the sub-group and o
             const i64 g_all = got[static_cast<std::size_t>(slot * per + k + 1)];
             const u64 g_ballot = static_cast<u64>(got[static_cast<std::size_t>(slot * per + k + 2)]);
             k += 3;
-            const std::string at = "pattern " + std::to_string(pattern) + ", width " + std::to_string(width) + ", slot " +
-                                   std::to_string(slot) + " (lane " + std::to_string(lane) + " of " +
+            const std::string at = "pattern " + std::to_string(pattern) + ", width " + std::to_string(width) +
+                                   ", slot " + std::to_string(slot) + " (lane " + std::to_string(lane) + " of " +
                                    std::to_string(size) + "): ";
             if (g_any != (any ? 1 : 0)) bad.add(at + "any = " + std::to_string(g_any));
             if (g_all != (all ? 1 : 0)) bad.add(at + "all = " + std::to_string(g_all));
-            if (g_ballot != mask) bad.add(at + "ballot = " + std::to_string(g_ballot) + ", expected " + std::to_string(mask));
+            if (g_ballot != mask)
+              bad.add(at + "ballot = " + std::to_string(g_ballot) + ", expected " + std::to_string(mask));
             // What the spec derives from the mask: the count, and the first lane.
             if (std::popcount(g_ballot) != count) bad.add(at + "count_ones(ballot) is not the number of true preds");
             if (g_ballot != 0) {

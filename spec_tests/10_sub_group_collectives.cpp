@@ -199,7 +199,8 @@ void check_op(const char* what) {
                                  std::to_string(lane) + " of " + std::to_string(size) + "): ";
           if (!(got[static_cast<std::size_t>(slot * per + k)] == reduce)) bad.add(at + "sub_group_reduce");
           if (!(got[static_cast<std::size_t>(slot * per + k + 1)] == scan)) bad.add(at + "sub_group_scan");
-          if (!(got[static_cast<std::size_t>(slot * per + k + 2)] == exclusive)) bad.add(at + "sub_group_exclusive_scan");
+          if (!(got[static_cast<std::size_t>(slot * per + k + 2)] == exclusive))
+            bad.add(at + "sub_group_exclusive_scan");
           k += 3;
         }
       }
@@ -227,13 +228,14 @@ TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan in lane order
   check_op<TestType, keyed, argmin>("argmin with ties");
 }
 
-TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan of a struct with padding, init differing in padding only",
-                        "[sub_group]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE(
+    "sub_group: reduce / scan / exclusive scan of a struct with padding, init differing in padding only", "[sub_group]",
+    ki_test::backends) {
   check_op<TestType, padded, argmin_padded>("argmin of a struct with padding, init's padding bytes differ");
 }
 
-TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan in lane order: string concatenation",
-                        "[sub_group]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan in lane order: string concatenation", "[sub_group]",
+                        ki_test::backends) {
   check_op<TestType, text, concat>("concatenation");
 }
 

@@ -29,7 +29,9 @@ KI_DEVICE inline i64 value(i64 slot, i64 round, i64 width) { return slot * 1000 
 
 /// The lane whose slot the caller reads in `round`: the next ones, cyclically, within the
 /// work-items of its segment [seg, end).
-KI_DEVICE inline i64 partner(i64 lane, i64 seg, i64 end, i64 round) { return seg + (lane - seg + 1 + round) % (end - seg); }
+KI_DEVICE inline i64 partner(i64 lane, i64 seg, i64 end, i64 round) {
+  return seg + (lane - seg + 1 + round) % (end - seg);
+}
 
 /// Results per work-item: rounds for no width, then rounds for each power of two, for local
 /// memory and for global memory.
@@ -67,9 +69,10 @@ struct exchange {
 
 using namespace ki_spec_sub_group_barrier;
 
-TEMPLATE_LIST_TEST_CASE("sub_group: sub_group_barrier makes writes to local and global memory visible to the "
-                        "sub-group (with a width: to the segment)",
-                        "[sub_group]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE(
+    "sub_group: sub_group_barrier makes writes to local and global memory visible to the "
+    "sub-group (with a width: to the segment)",
+    "[sub_group]", ki_test::backends) {
   ki_test::make<TestType>();
   using cfg = ki_test::config<TestType>;
   for (const auto& b : cfg::sub_group_variants()) {
@@ -105,8 +108,10 @@ TEMPLATE_LIST_TEST_CASE("sub_group: sub_group_barrier makes writes to local and 
                                    std::to_string(size) + "): ";
             const i64 loc = got[static_cast<std::size_t>(slot * per + k)];
             const i64 glo = got[static_cast<std::size_t>(slot * per + k + 1)];
-            if (loc != want) bad.add(at + "local memory read " + std::to_string(loc) + ", expected " + std::to_string(want));
-            if (glo != -want) bad.add(at + "global memory read " + std::to_string(glo) + ", expected " + std::to_string(-want));
+            if (loc != want)
+              bad.add(at + "local memory read " + std::to_string(loc) + ", expected " + std::to_string(want));
+            if (glo != -want)
+              bad.add(at + "global memory read " + std::to_string(glo) + ", expected " + std::to_string(-want));
             k += 2;
           }
         }

@@ -91,14 +91,16 @@ std::vector<i64> replay_segment(std::vector<i64> v, i64 trips) {
   const auto count = static_cast<i64>(v.size());
   for (i64 t = 0; t < trips; ++t) {
     std::vector<i64> r(v.size());
-    for (i64 i = 0; i < count; ++i) r[static_cast<std::size_t>(i)] = v[static_cast<std::size_t>((i + 1) % count)] * 3 + t;
+    for (i64 i = 0; i < count; ++i)
+      r[static_cast<std::size_t>(i)] = v[static_cast<std::size_t>((i + 1) % count)] * 3 + t;
     bool any = false;
     for (i64 x : r) any = any || x % 4 == 0;
     if (any)
       for (i64& x : r) x += 1;
     std::vector<i64> m(r.size());
     for (i64 i = 0; i < count; ++i)
-      m[static_cast<std::size_t>(i)] = r[static_cast<std::size_t>(i)] + 2 * r[static_cast<std::size_t>((i + count - 1) % count)];
+      m[static_cast<std::size_t>(i)] =
+          r[static_cast<std::size_t>(i)] + 2 * r[static_cast<std::size_t>((i + count - 1) % count)];
     i64 total = 0, prefix = 0;
     for (i64 x : m) total += x;
     for (i64 i = 0; i < count; ++i) {
@@ -119,7 +121,8 @@ std::vector<i64> replay_sub_group(std::vector<i64> v, i64 trips) {
     for (i64& x : r) x += votes;
     std::vector<i64> m(r.size());
     for (i64 i = 0; i < size; ++i)
-      m[static_cast<std::size_t>(i)] = r[static_cast<std::size_t>(i)] - r[static_cast<std::size_t>((i + size - 1) % size)] / 2;
+      m[static_cast<std::size_t>(i)] =
+          r[static_cast<std::size_t>(i)] - r[static_cast<std::size_t>((i + size - 1) % size)] / 2;
     i64 acc = 7;
     for (i64 i = 0; i < size; ++i) {
       v[static_cast<std::size_t>(i)] = acc % 100003;
@@ -160,14 +163,15 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with partitionable sub-groups, segments of a
           const i64 size = l.size_of(m[0]);
           for (i64 seg = 0; seg < size; seg += width) {
             std::vector<i64> v;
-            for (i64 lane = seg; lane < seg + width && lane < size; ++lane) v.push_back(input(m[static_cast<std::size_t>(lane)]));
+            for (i64 lane = seg; lane < seg + width && lane < size; ++lane)
+              v.push_back(input(m[static_cast<std::size_t>(lane)]));
             const auto want = replay_segment(v, trips_of(seg / width, key.first));
             for (std::size_t i = 0; i < want.size(); ++i) {
               const i64 slot = m[static_cast<std::size_t>(seg) + i];
               if (got[static_cast<std::size_t>(slot)] != want[i])
                 bad.add("group " + std::to_string(key.first) + ", sub-group " + std::to_string(key.second) + ", lane " +
-                        std::to_string(seg + static_cast<i64>(i)) + ": got " + std::to_string(got[static_cast<std::size_t>(slot)]) +
-                        ", expected " + std::to_string(want[i]));
+                        std::to_string(seg + static_cast<i64>(i)) + ": got " +
+                        std::to_string(got[static_cast<std::size_t>(slot)]) + ", expected " + std::to_string(want[i]));
             }
           }
         }
@@ -209,9 +213,9 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with independent sub-groups, sub-groups loop
         for (i64 lane = 0; lane < size; ++lane) {
           const i64 slot = m[static_cast<std::size_t>(lane)];
           if (got[static_cast<std::size_t>(slot)] != want[static_cast<std::size_t>(lane)])
-            bad.add("group " + std::to_string(group) + ", sub-group " + std::to_string(id) + ", lane " + std::to_string(lane) +
-                    ": got " + std::to_string(got[static_cast<std::size_t>(slot)]) + ", expected " +
-                    std::to_string(want[static_cast<std::size_t>(lane)]));
+            bad.add("group " + std::to_string(group) + ", sub-group " + std::to_string(id) + ", lane " +
+                    std::to_string(lane) + ": got " + std::to_string(got[static_cast<std::size_t>(slot)]) +
+                    ", expected " + std::to_string(want[static_cast<std::size_t>(lane)]));
         }
       }
       bad.check("independent sub-groups");

@@ -53,8 +53,7 @@ template <class T>
 KI_DEVICE constexpr T wide(i64 k) {
   if constexpr (std::is_integral_v<T> && sizeof(T) == 8)
     return static_cast<T>(static_cast<T>(k) * static_cast<T>(0x100000000ll) + static_cast<T>(k));
-  else
-    return static_cast<T>(k);
+  else return static_cast<T>(k);
 }
 
 /// A fixed pseudo-random 64-bit word of i (splitmix64's finaliser).
@@ -101,12 +100,24 @@ inline const char* order_name(ki::memory_order o) {
 /// The values of work-item g's sequence.
 template <class T>
 struct seq_values {
-  T a, b, c, d, z;                    // store / exchange / add / sub / compare-exchange
-  T p1, m1, m2, m3;                   // and / or / xor (integers)
-  T mm0, v1, v2, v3, v4;              // min / max (integers)
-  KI_DEVICE constexpr explicit seq_values(i64 g) : a(wide<T>(g % 97 + 1)), b(wide<T>(g % 89 + 200)),
-      c(wide<T>(g % 7 + 1)), d(wide<T>(g % 5 + 2)), z(wide<T>(g % 11 + 3)), p1(), m1(), m2(), m3(),
-      mm0(), v1(), v2(), v3(), v4() {
+  T a, b, c, d, z;        // store / exchange / add / sub / compare-exchange
+  T p1, m1, m2, m3;       // and / or / xor (integers)
+  T mm0, v1, v2, v3, v4;  // min / max (integers)
+  KI_DEVICE constexpr explicit seq_values(i64 g)
+      : a(wide<T>(g % 97 + 1)),
+        b(wide<T>(g % 89 + 200)),
+        c(wide<T>(g % 7 + 1)),
+        d(wide<T>(g % 5 + 2)),
+        z(wide<T>(g % 11 + 3)),
+        p1(),
+        m1(),
+        m2(),
+        m3(),
+        mm0(),
+        v1(),
+        v2(),
+        v3(),
+        v4() {
     if constexpr (std::is_integral_v<T>) {
       using U = uint_of<T>;
       constexpr int nbits = 8 * sizeof(T);
@@ -115,17 +126,17 @@ struct seq_values {
       m2 = static_cast<T>(static_cast<U>(U(1) << (g % nbits)));
       m3 = bits_of<T>(mix(static_cast<u64>(g) + 1000));
       if constexpr (std::is_signed_v<T>) {
-        mm0 = wide<T>(-5 - g % 13);    // negative start
-        v1 = wide<T>(7);               // > mm0: min keeps mm0
-        v2 = wide<T>(-1000 - g % 3);   // < mm0: min takes it
-        v3 = wide<T>(-2000);           // < v2: max keeps v2
-        v4 = wide<T>(-1);              // > v2: max takes it (still negative)
+        mm0 = wide<T>(-5 - g % 13);   // negative start
+        v1 = wide<T>(7);              // > mm0: min keeps mm0
+        v2 = wide<T>(-1000 - g % 3);  // < mm0: min takes it
+        v3 = wide<T>(-2000);          // < v2: max keeps v2
+        v4 = wide<T>(-1);             // > v2: max takes it (still negative)
       } else {
         // Values with the top bit set: a signed comparison would give other results.
         mm0 = static_cast<T>(static_cast<T>(~T(0)) - 5 - static_cast<T>(g % 13));
-        v1 = static_cast<T>(~T(0));                                       // > mm0: min keeps mm0
-        v2 = static_cast<T>(5 + g % 3);                                   // < mm0 (unsigned)
-        v3 = T(3);                                                        // < v2: max keeps v2
+        v1 = static_cast<T>(~T(0));                                      // > mm0: min keeps mm0
+        v2 = static_cast<T>(5 + g % 3);                                  // < mm0 (unsigned)
+        v3 = T(3);                                                       // < v2: max keeps v2
         v4 = static_cast<T>((T(1) << (nbits - 1)) + static_cast<T>(g));  // > v2 (unsigned)
       }
     }
@@ -159,7 +170,8 @@ KI_DEVICE void run_sequence(T* p, i64 g, ki::memory_order o, T* r) {
   r[7] = e;  // success: unchanged
   r[8] = ki::atomic_load(p, o);
   r[9] = ki::atomic_update(p, times3<T>{}, o);
-  r[10] = ki::atomic_update(p, [](T x) { return static_cast<T>(x - T(1)); }, o);
+  r[10] = ki::atomic_update(
+      p, [](T x) { return static_cast<T>(x - T(1)); }, o);
   r[11] = ki::atomic_load(p, o);
   if constexpr (std::is_integral_v<T>) {
     ki::atomic_store(p, s.p1, o);
@@ -259,7 +271,9 @@ struct counter_kernel {
 // 3. A histogram of known data (global bins, or local bins merged with one add per bin).
 
 constexpr i64 nbins = 37;
-KI_DEVICE constexpr i64 bin_of(i64 i) { return (i * 7 + i / 13 + static_cast<i64>(mix(static_cast<u64>(i)) % 5)) % nbins; }
+KI_DEVICE constexpr i64 bin_of(i64 i) {
+  return (i * 7 + i / 13 + static_cast<i64>(mix(static_cast<u64>(i)) % 5)) % nbins;
+}
 
 template <class T>
 struct histogram_kernel {
@@ -429,11 +443,14 @@ struct saturating_add {
 };
 template <class T>
 KI_DEVICE constexpr T update_value(i64 i) {  // for min / max through atomic_update
-  if constexpr (is_fp<T>) return static_cast<T>(static_cast<double>(static_cast<i64>(mix(static_cast<u64>(i)) % 2001) - 1000) * 0.125);
+  if constexpr (is_fp<T>)
+    return static_cast<T>(static_cast<double>(static_cast<i64>(mix(static_cast<u64>(i)) % 2001) - 1000) * 0.125);
   else return minmax_value<T>(i);
 }
 template <class T>
-KI_DEVICE constexpr T sat_step(i64 i) { return static_cast<T>(i % 3 + 1); }
+KI_DEVICE constexpr T sat_step(i64 i) {
+  return static_cast<T>(i % 3 + 1);
+}
 
 template <class T>
 struct update_kernel {
@@ -459,7 +476,8 @@ struct update_kernel {
     ki::atomic_update(base + 1, saturating_add<T>{sat_step<T>(gl), high_cap}, ki::memory_order::acq_rel);
     ki::atomic_update(base + 2, saturating_add<T>{sat_step<T>(gl), low_cap}, ki::memory_order::seq_cst);
     ki::atomic_update(base + 3, [v](T x) { return v < x ? v : x; });
-    ki::atomic_update(base + 4, [v](T x) { return v > x ? v : x; }, ki::memory_order::release);
+    ki::atomic_update(
+        base + 4, [v](T x) { return v > x ? v : x; }, ki::memory_order::release);
     if (where == local_space) {
       ki::barrier();
       if (l == 0) {
@@ -536,7 +554,8 @@ struct spin_lock_kernel {
   /// lock[0]: 0 free, 1 taken. value[0]: incremented under the lock (plain); log[k]: the
   /// group that held the lock for the k-th time (plain write at the value's old count).
   /// bad[g]: times a failed compare-exchange did not return 1 (the only other value).
-  KI_DEVICE void operator()(ki::span<T> lock, ki::span<T> value, ki::span<i64> log, ki::span<i64> bad, int rounds) const {
+  KI_DEVICE void operator()(ki::span<T> lock, ki::span<T> value, ki::span<i64> log, ki::span<i64> bad,
+                            int rounds) const {
     if (ki::get_local_id().x != 0) return;  // one work-item per group takes the lock
     const i64 g = ki::get_group_id().x;
     i64 wrong = 0;
@@ -572,7 +591,9 @@ struct spin_lock_kernel {
 
 constexpr i64 mp_groups = 8, mp_items = 64;
 template <class T>
-KI_DEVICE constexpr T message(i64 g, i64 l) { return wide<T>(g * 100 + l + 1); }
+KI_DEVICE constexpr T message(i64 g, i64 l) {
+  return wide<T>(g * 100 + l + 1);
+}
 
 template <class T>
 struct message_kernel {
@@ -607,7 +628,8 @@ struct message_kernel {
 template <class B>
 void require_atomics(const B& b) {
   if (!ki::supports_atomics(b))
-    SKIP(std::string(ki_test::config<B>::name) + ": supports_atomics is false (" + ki_test::config<B>::describe(b) + ")");
+    SKIP(std::string(ki_test::config<B>::name) + ": supports_atomics is false (" + ki_test::config<B>::describe(b) +
+         ")");
 }
 template <class B>
 void require_atomics64(const B& b) {
@@ -652,16 +674,22 @@ void test_sequence(const B& b) {
       INFO(type_name<T>() << ", " << space_name(where) << " memory, memory_order::" << order_name(o));
       auto out = ki_test::filled<T>(b, N * seq_results, T(0));
       auto cells = ki_test::filled<T>(b, N, T(0));
-      ki::launch(b, {.numgroups = groups, .workgroupsize = n}, sequence_kernel<T>{}, out, cells, where, static_cast<int>(o));
+      ki::launch(b, {.numgroups = groups, .workgroupsize = n}, sequence_kernel<T>{}, out, cells, where,
+                 static_cast<int>(o));
       const auto got = ki_test::read(b, out);
       const auto fin = ki_test::read(b, cells);
       std::vector<std::vector<T>> expected(static_cast<std::size_t>(N));
       for (i64 g = 0; g < N; ++g) expected[static_cast<std::size_t>(g)] = expected_sequence<T>(g);
-      ki_test::check_all(got, [&](i64 i) { return expected[static_cast<std::size_t>(i / seq_results)][static_cast<std::size_t>(i % seq_results)]; },
-                         "returned values (element k of item i at i * 21 + k: 0 load, 1 exchange, 2 add, 3 sub, "
-                         "4-7 compare_exchange, 8 load, 9-10 update, 11 load, 12 and, 13 or, 14 xor, 15 load, "
-                         "16-17 min, 18-19 max, 20 load)");
-      ki_test::check_all(fin, [&](i64 i) { return expected[static_cast<std::size_t>(i)][seq_results]; }, "final values");
+      ki_test::check_all(
+          got,
+          [&](i64 i) {
+            return expected[static_cast<std::size_t>(i / seq_results)][static_cast<std::size_t>(i % seq_results)];
+          },
+          "returned values (element k of item i at i * 21 + k: 0 load, 1 exchange, 2 add, 3 sub, "
+          "4-7 compare_exchange, 8 load, 9-10 update, 11 load, 12 and, 13 or, 14 xor, 15 load, "
+          "16-17 min, 18-19 max, 20 load)");
+      ki_test::check_all(
+          fin, [&](i64 i) { return expected[static_cast<std::size_t>(i)][seq_results]; }, "final values");
     }
 }
 
@@ -676,7 +704,8 @@ void test_counter(const B& b0) {
       auto counters = ki::to_device(b, init);
       auto olds_add = ki_test::filled<T>(b, N, T(0));
       auto olds_sub = ki_test::filled<T>(b, N, T(0));
-      ki::launch(b, {.numgroups = groups, .workgroupsize = n}, counter_kernel<T>{}, counters, olds_add, olds_sub, where);
+      ki::launch(b, {.numgroups = groups, .workgroupsize = n}, counter_kernel<T>{}, counters, olds_add, olds_sub,
+                 where);
       const auto c = ki_test::read(b, counters);
       const auto a = ki_test::read(b, olds_add);
       const auto s = ki_test::read(b, olds_sub);
@@ -684,18 +713,22 @@ void test_counter(const B& b0) {
         CHECK(c[0] == static_cast<T>(N));
         CHECK(c[1] == T(0));
         // Each value was returned exactly once: 0 .. N - 1 by the adds, N .. 1 by the subs.
-        ki_test::check_all(sorted(a), [](i64 i) { return i; }, "values returned by fetch_add, sorted");
-        ki_test::check_all(sorted(s), [](i64 i) { return i + 1; }, "values returned by fetch_sub, sorted");
+        ki_test::check_all(
+            sorted(a), [](i64 i) { return i; }, "values returned by fetch_add, sorted");
+        ki_test::check_all(
+            sorted(s), [](i64 i) { return i + 1; }, "values returned by fetch_sub, sorted");
       } else {
-        ki_test::check_all(std::vector<T>(c.begin() + 2, c.end()), [&](i64 i) { return i % 2 == 0 ? n : 0; },
-                           "per group: local counters after n adds, n subs");
+        ki_test::check_all(
+            std::vector<T>(c.begin() + 2, c.end()), [&](i64 i) { return i % 2 == 0 ? n : 0; },
+            "per group: local counters after n adds, n subs");
         std::size_t bad = 0;
         for (i64 g = 0; g < groups; ++g) {
           const auto lo = static_cast<std::ptrdiff_t>(g * n), hi = static_cast<std::ptrdiff_t>((g + 1) * n);
           const auto sa = sorted(std::vector<T>(a.begin() + lo, a.begin() + hi));
           const auto ss = sorted(std::vector<T>(s.begin() + lo, s.begin() + hi));
           for (i64 k = 0; k < n; ++k)
-            bad += (sa[static_cast<std::size_t>(k)] != static_cast<T>(k)) + (ss[static_cast<std::size_t>(k)] != static_cast<T>(k + 1));
+            bad += (sa[static_cast<std::size_t>(k)] != static_cast<T>(k)) +
+                   (ss[static_cast<std::size_t>(k)] != static_cast<T>(k + 1));
         }
         INFO("groups whose returned values are not a permutation of 0 .. n-1 / 1 .. n: " << bad << " mismatches");
         CHECK(bad == 0);
@@ -714,7 +747,8 @@ void test_histogram(const B& b0) {
         for (i64 i = 0; i < N; ++i) expected[static_cast<std::size_t>(bin_of(i))] += T(1);
         auto hist = ki_test::filled<T>(b, nbins, T(0));
         ki::launch(b, {.numgroups = groups, .workgroupsize = n}, histogram_kernel<T>{}, hist, where);
-        ki_test::check_all(ki_test::read(b, hist), [&](i64 i) { return expected[static_cast<std::size_t>(i)]; }, "histogram");
+        ki_test::check_all(
+            ki_test::read(b, hist), [&](i64 i) { return expected[static_cast<std::size_t>(i)]; }, "histogram");
       }
 }
 
@@ -746,7 +780,8 @@ void test_sums(const B& b0) {
         // Any order of N additions: |error| <= (N - 1) * eps * sum |x| (to first order; the
         // factor N leaves room for the second-order terms).
         const long double bound = static_cast<long double>(N) * std::numeric_limits<T>::epsilon() * s_abs;
-        INFO("inexact sum " << +got[2] << ", exact " << static_cast<double>(s_inexact) << ", bound " << static_cast<double>(bound));
+        INFO("inexact sum " << +got[2] << ", exact " << static_cast<double>(s_inexact) << ", bound "
+                            << static_cast<double>(bound));
         CHECK(std::fabs(static_cast<long double>(got[2]) - s_inexact) <= bound);
       } else {
         CHECK(got[0] == static_cast<T>(s_int));
@@ -785,8 +820,9 @@ void test_minmax(const B& b0) {
         }
       }
       if constexpr (std::is_signed_v<T>) CHECK(negative);  // the data has negative values
-      ki_test::check_all(got, [&](i64 i) { return expected[static_cast<std::size_t>(i)]; },
-                         "[0] min, [1] max, then per group (local) min, max");
+      ki_test::check_all(
+          got, [&](i64 i) { return expected[static_cast<std::size_t>(i)]; },
+          "[0] min, [1] max, then per group (local) min, max");
     }
 }
 
@@ -816,8 +852,9 @@ void test_bits(const B& b0) {
       CHECK(expected[0] != T(0));
       CHECK(expected[0] != ones);
       CHECK(expected[nbitcells] != ones);
-      ki_test::check_all(ki_test::read(b, cells), [&](i64 i) { return expected[static_cast<std::size_t>(i)]; },
-                         "[0, 4) or, [4, 8) and, [8, 12) xor");
+      ki_test::check_all(
+          ki_test::read(b, cells), [&](i64 i) { return expected[static_cast<std::size_t>(i)]; },
+          "[0, 4) or, [4, 8) and, [8, 12) xor");
     }
 }
 
@@ -837,7 +874,8 @@ void test_update(const B& b0) {
       }
       const T high_cap = static_cast<T>(sum + T(10)), low_cap = static_cast<T>(sum / T(3));
       auto cells = ki::to_device(b, std::vector<T>{T(1), T(0), T(0), hi, lo});
-      ki::launch(b, {.numgroups = groups, .workgroupsize = n}, update_kernel<T>{}, cells, high_cap, low_cap, hi, lo, where);
+      ki::launch(b, {.numgroups = groups, .workgroupsize = n}, update_kernel<T>{}, cells, high_cap, low_cap, hi, lo,
+                 where);
       const auto got = ki_test::read(b, cells);
       INFO("product " << +prod << ", sum " << +sum << ", min " << +mn << ", max " << +mx);
       CHECK(prod != T(1));
@@ -862,11 +900,13 @@ void test_exchange(const B& b0) {
       const auto f = ki_test::read(b, finals);
       if (where == global_space) {
         o.push_back(f[0]);
-        ki_test::check_all(sorted(o), [](i64 i) { return i; }, "values taken out, and the last one left, sorted");
+        ki_test::check_all(
+            sorted(o), [](i64 i) { return i; }, "values taken out, and the last one left, sorted");
       } else {
         std::size_t bad = 0;
         for (i64 g = 0; g < groups; ++g) {
-          std::vector<T> v(o.begin() + static_cast<std::ptrdiff_t>(g * n), o.begin() + static_cast<std::ptrdiff_t>((g + 1) * n));
+          std::vector<T> v(o.begin() + static_cast<std::ptrdiff_t>(g * n),
+                           o.begin() + static_cast<std::ptrdiff_t>((g + 1) * n));
           v.push_back(f[static_cast<std::size_t>(g)]);
           v = sorted(v);
           for (i64 k = 0; k <= n; ++k) bad += v[static_cast<std::size_t>(k)] != static_cast<T>(k);
@@ -887,9 +927,12 @@ void test_cas_counter(const B& b0) {
       auto bad = ki_test::filled<T>(b, N, T(-1));
       ki::launch(b, {.numgroups = groups, .workgroupsize = n}, cas_counter_kernel<T>{}, counter, bad, where);
       const auto c = ki_test::read(b, counter);
-      ki_test::check_all(ki_test::read(b, bad), [](i64) { return 0; }, "failed compare_exchange left expected unchanged");
+      ki_test::check_all(
+          ki_test::read(b, bad), [](i64) { return 0; }, "failed compare_exchange left expected unchanged");
       if (where == global_space) CHECK(c[0] == static_cast<T>(N));
-      else ki_test::check_all(std::vector<T>(c.begin() + 1, c.end()), [&](i64) { return n; }, "local counters");
+      else
+        ki_test::check_all(
+            std::vector<T>(c.begin() + 1, c.end()), [&](i64) { return n; }, "local counters");
     }
 }
 
@@ -907,9 +950,11 @@ void test_spin_lock(const B& b0) {
     ki::launch(b, {.numgroups = groups, .workgroupsize = n}, spin_lock_kernel<T>{}, lock, value, log, bad, rounds);
     CHECK(ki_test::read(b, value)[0] == static_cast<T>(total));
     CHECK(ki_test::read(b, lock)[0] == T(0));
-    ki_test::check_all(ki_test::read(b, bad), [](i64) { return 0; }, "failures that did not return the lock's value 1");
+    ki_test::check_all(
+        ki_test::read(b, bad), [](i64) { return 0; }, "failures that did not return the lock's value 1");
     // Each slot of the log written once: every group appears exactly `rounds` times.
-    ki_test::check_all(sorted(ki_test::read(b, log)), [&](i64 i) { return i / rounds; }, "lock holders, sorted");
+    ki_test::check_all(
+        sorted(ki_test::read(b, log)), [&](i64 i) { return i / rounds; }, "lock holders, sorted");
   }
 }
 
@@ -917,14 +962,16 @@ template <class T, class B>
 void test_message_passing(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int mode : {0, 1}) {
-      INFO(type_name<T>() << ", " << threads << (mode == 0 ? ", release/acquire atomics" : ", relaxed atomics and fences"));
+      INFO(type_name<T>() << ", " << threads
+                          << (mode == 0 ? ", release/acquire atomics" : ", relaxed atomics and fences"));
       const i64 n = mp_items, N = mp_groups * n;
       for (int rep = 0; rep < 5; ++rep) {
         auto data = ki_test::filled<T>(b, N, T(0));
         auto flags = ki_test::filled<T>(b, mp_groups, T(0));
         auto seen = ki_test::filled<T>(b, N, T(0));
         ki::launch(b, {.numgroups = mp_groups, .workgroupsize = n}, message_kernel<T>{}, data, flags, seen, mode);
-        ki_test::check_all(ki_test::read(b, flags), [&](i64) { return n; }, "flags");
+        ki_test::check_all(
+            ki_test::read(b, flags), [&](i64) { return n; }, "flags");
         ki_test::check_all(
             ki_test::read(b, seen),
             [&](i64 i) {
@@ -945,20 +992,20 @@ using namespace ki_spec_atomics;
 
 // Each topic twice: for int32, uint32 (and float) where supports_atomics holds, and for int64,
 // uint64 (and double) where supports_atomics64 holds (skipped otherwise, with the reason).
-#define KI_ATOMIC_TEST(title, body, with_float)                                                                 \
-  TEMPLATE_LIST_TEST_CASE("atomic: " title " (32-bit types)", "[atomic]", ki_test::backends) {                  \
-    const auto b = ki_test::make<TestType>();                                                                   \
-    require_atomics(b);                                                                                         \
-    body<std::int32_t>(b);                                                                                      \
-    body<std::uint32_t>(b);                                                                                     \
-    if constexpr (with_float) body<float>(b);                                                                   \
-  }                                                                                                             \
-  TEMPLATE_LIST_TEST_CASE("atomic: " title " (64-bit types)", "[atomic]", ki_test::backends) {                  \
-    const auto b = ki_test::make<TestType>();                                                                   \
-    require_atomics64(b);                                                                                       \
-    body<std::int64_t>(b);                                                                                      \
-    body<std::uint64_t>(b);                                                                                     \
-    if constexpr (with_float) body<double>(b);                                                                  \
+#define KI_ATOMIC_TEST(title, body, with_float)                                                \
+  TEMPLATE_LIST_TEST_CASE("atomic: " title " (32-bit types)", "[atomic]", ki_test::backends) { \
+    const auto b = ki_test::make<TestType>();                                                  \
+    require_atomics(b);                                                                        \
+    body<std::int32_t>(b);                                                                     \
+    body<std::uint32_t>(b);                                                                    \
+    if constexpr (with_float) body<float>(b);                                                  \
+  }                                                                                            \
+  TEMPLATE_LIST_TEST_CASE("atomic: " title " (64-bit types)", "[atomic]", ki_test::backends) { \
+    const auto b = ki_test::make<TestType>();                                                  \
+    require_atomics64(b);                                                                      \
+    body<std::int64_t>(b);                                                                     \
+    body<std::uint64_t>(b);                                                                    \
+    if constexpr (with_float) body<double>(b);                                                 \
   }
 
 KI_ATOMIC_TEST("every operation returns the right values, with every memory order", test_sequence, true)

@@ -173,8 +173,7 @@ TEMPLATE_LIST_TEST_CASE("memory: unsafe_free releases the array; using it afterw
   ki::synchronize(b);
 }
 
-TEMPLATE_LIST_TEST_CASE("devices: functional, versioninfo and multiprocessor_count", "[devices]",
-                        ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("devices: functional, versioninfo and multiprocessor_count", "[devices]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   const std::optional<bool> f = ki::functional(b);
   REQUIRE(f.has_value());

@@ -94,9 +94,8 @@ struct config<ki::reference::backend> {
            p.unpromised_layout == q.unpromised_layout && p.independent_subgroups == q.independent_subgroups &&
            p.partitionable_subgroups == q.partitionable_subgroups && p.float64 == q.float64 && p.unified == q.unified &&
            p.layout_seed == q.layout_seed && p.poison_seed == q.poison_seed && std::string(p.name) == q.name &&
-           p.devices == q.devices && p.multiprocessor_count == q.multiprocessor_count &&
-           a.threads == b.threads && a.stack_size == b.stack_size && a.print_warnings == b.print_warnings &&
-           a.queue == b.queue;
+           p.devices == q.devices && p.multiprocessor_count == q.multiprocessor_count && a.threads == b.threads &&
+           a.stack_size == b.stack_size && a.print_warnings == b.print_warnings && a.queue == b.queue;
   }
   /// A backend value with at least two devices where the backend can emulate them (the
   /// multi-device tests skip where ndevices is 1).
@@ -188,7 +187,7 @@ struct config<gpu::backend> {
   static B make() { return B{}; }
   static B configured() { return B{}; }  // a GPU backend value carries no configuration
   static bool same(const B&, const B&) { return true; }
-  static B multi_device() { return B{}; }  // the machine's devices
+  static B multi_device() { return B{}; }                       // the machine's devices
   static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
   static std::string describe(const B& b) {
     std::ostringstream os;
@@ -339,8 +338,7 @@ void check_all(const std::vector<T>& got, Expected&& expected, const std::string
   for (std::size_t i = 0; i < got.size(); ++i) {
     const auto e = static_cast<T>(expected(static_cast<std::int64_t>(i)));
     if (!(got[i] == e)) {
-      if (bad < 5)
-        first << "\n  [" << i << "] = " << +got[i] << ", expected " << +e;
+      if (bad < 5) first << "\n  [" << i << "] = " << +got[i] << ", expected " << +e;
       ++bad;
     }
   }

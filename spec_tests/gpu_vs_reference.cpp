@@ -133,7 +133,8 @@ struct sub_groups {
     o[20] = pack(ki::sub_group_exclusive_scan(compose{}, f, affine{7, 1}, width));
     o[21] = static_cast<u64>(ki::sub_group_reduce(plus64{}, static_cast<i64>(v), width) +
                              ki::sub_group_scan(plus64{}, static_cast<i64>(v)));
-    const padded p{static_cast<std::uint16_t>(v), static_cast<std::uint8_t>(v >> 16), v * 3u, static_cast<double>(v) / 8};
+    const padded p{static_cast<std::uint16_t>(v), static_cast<std::uint8_t>(v >> 16), v * 3u,
+                   static_cast<double>(v) / 8};
     const padded q = ki::shfl(p, (lane + 2) % size);
     o[22] = q.x + (static_cast<u64>(q.y) << 16) + (static_cast<u64>(q.z) << 24) + static_cast<u64>(q.w * 8) * 7;
     // sub_group_barrier orders local memory within the sub-group (the linear layout: the
@@ -153,9 +154,11 @@ struct shape {
 };
 
 std::vector<shape> shapes(i64 W) {
-  return {{{1, 1, 1}, 1, 2},     {{W - 1 > 0 ? W - 1 : 1, 1, 1}, 1, 3}, {{W, 1, 1}, 1, 2},  {{W + 1, 1, 1}, 1, 2},
-          {{100, 1, 1}, 1, 3},   {{256, 1, 1}, 1, 2},                    {{7, 5, 1}, 2, 2}, {{W, 3, 1}, 2, 2},
-          {{4, 4, 3}, 3, 2},     {{W + 2, 2, 2}, 3, 1}};
+  return {{{1, 1, 1}, 1, 2},   {{W - 1 > 0 ? W - 1 : 1, 1, 1}, 1, 3},
+          {{W, 1, 1}, 1, 2},   {{W + 1, 1, 1}, 1, 2},
+          {{100, 1, 1}, 1, 3}, {{256, 1, 1}, 1, 2},
+          {{7, 5, 1}, 2, 2},   {{W, 3, 1}, 2, 2},
+          {{4, 4, 3}, 3, 2},   {{W + 2, 2, 2}, 3, 1}};
 }
 
 template <class T>
@@ -200,8 +203,9 @@ TEMPLATE_LIST_TEST_CASE("gpu vs reference: indices, barrier, local memory and at
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("gpu vs reference: every sub-group function, with and without a width, gives the oracle's results",
-                        "[sub_group][differential]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE(
+    "gpu vs reference: every sub-group function, with and without a width, gives the oracle's results",
+    "[sub_group][differential]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   const auto r = ki_test::config<TestType>::reference_of(b);
   const i64 W = ki::sub_group_size(b);

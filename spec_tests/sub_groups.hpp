@@ -77,9 +77,9 @@ template <class B>
 std::vector<shape> shapes(const B& b, i64 max_items = 256) {
   const i64 w = ki::sub_group_size(b);
   std::vector<shape> all = {
-      {{1, 1, 1}, 1, 2},         {{w, 1, 1}, 1, 2},     {{w + 1, 1, 1}, 1, 2}, {{3 * w, 1, 1}, 1, 2},
-      {{2 * w + 3, 1, 1}, 1, 2}, {{w, 3, 1}, 2, 2},     {{w + 2, 3, 1}, 2, 2}, {{3, 5, 1}, 2, 3},
-      {{w, 2, 2}, 3, 2},         {{5, 3, 4}, 3, 2},     {{w + 1, 2, 2}, 3, 1},
+      {{1, 1, 1}, 1, 2},         {{w, 1, 1}, 1, 2}, {{w + 1, 1, 1}, 1, 2}, {{3 * w, 1, 1}, 1, 2},
+      {{2 * w + 3, 1, 1}, 1, 2}, {{w, 3, 1}, 2, 2}, {{w + 2, 3, 1}, 2, 2}, {{3, 5, 1}, 2, 3},
+      {{w, 2, 2}, 3, 2},         {{5, 3, 4}, 3, 2}, {{w + 1, 2, 2}, 3, 1},
   };
   if (w > 2) all.push_back({{w - 1, 1, 1}, 1, 3});
   std::vector<shape> fit;
@@ -91,7 +91,7 @@ std::vector<shape> shapes(const B& b, i64 max_items = 256) {
 /// The work-items' view of the layout of one launch (host side).
 struct layout {
   i64 W = 0, n = 0, groups = 0;
-  std::vector<i64> sg, lane, size;  // per slot
+  std::vector<i64> sg, lane, size;                          // per slot
   std::map<std::pair<i64, i64>, std::vector<i64>> members;  // (group, sub-group id) -> slot by lane, -1: none
   bool ok = true;
 

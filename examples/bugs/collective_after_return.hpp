@@ -6,6 +6,8 @@
 #include <ki/ki.hpp>
 
 namespace ki_bugs {
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
 struct collective_after_return {
   static constexpr unsigned line_reduce = __LINE__ + 5;
   void operator()(ki::span<std::int64_t> out) const {
@@ -16,4 +18,5 @@ struct collective_after_return {
     out[i] = s;
   }
 };
+// clang-format on
 }  // namespace ki_bugs

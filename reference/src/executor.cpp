@@ -62,7 +62,6 @@ tbb::task_arena& arena_for(int threads) {
 
 }  // namespace
 
-
 launch_result execute(const launch_desc& d) {
   cpu::fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
   const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // each bounded by max_num_groups
@@ -79,7 +78,8 @@ launch_result execute(const launch_desc& d) {
     std::vector<i64> group_order;
     if (sched.items != order::forward) {
       group_order.resize(static_cast<std::size_t>(ngroups));
-      for (i64 g = 0; g < ngroups; ++g) group_order[static_cast<std::size_t>(g)] = sched.items == order::reverse ? ngroups - 1 - g : g;
+      for (i64 g = 0; g < ngroups; ++g)
+        group_order[static_cast<std::size_t>(g)] = sched.items == order::reverse ? ngroups - 1 - g : g;
       if (sched.items == order::random) {
         std::uint64_t s = sched.seed * 0x9E3779B97F4A7C15ull + 17;
         for (std::size_t i = group_order.size(); i > 1; --i) std::swap(group_order[i - 1], group_order[draw(s, i)]);
@@ -128,7 +128,11 @@ launch_result execute(const launch_desc& d) {
     result.warnings.push_back({e.kind, e.where, e.count, msg});
   }
   if (first) {
-    diagnostic dg{ki::reference::to_string(first->error.error_kind()), severity::error, first->where, first->count, first->instances,
+    diagnostic dg{ki::reference::to_string(first->error.error_kind()),
+                  severity::error,
+                  first->where,
+                  first->count,
+                  first->instances,
                   first->error.what()};
     if (dg.where.empty() && !first->error.where().empty()) dg.where.push_back(first->error.where());
     if (dg.instances.empty()) dg.instances.push_back(first->error.what());

@@ -29,7 +29,8 @@ std::vector<difference> compare(const outputs& base, const outputs& run, std::ui
     if (!base.error.empty() || !run.error.empty()) return out;
   }
   for (const auto& b : base.buffers) {
-    const auto r = std::find_if(run.buffers.begin(), run.buffers.end(), [&](const outputs::buffer& x) { return x.name == b.name; });
+    const auto r = std::find_if(run.buffers.begin(), run.buffers.end(),
+                                [&](const outputs::buffer& x) { return x.name == b.name; });
     if (r == run.buffers.end()) continue;
     difference d;
     d.seed = seed;
@@ -63,7 +64,10 @@ std::string exploration::str() const {
      << " difference(s) from the baseline (seed 0, forward order):\n";
   for (const auto& d : differences) {
     const auto s = schedule::from_seed(d.seed);
-    os << "  seed " << d.seed << " (" << (s.items == order::forward ? "forward" : s.items == order::reverse ? "reverse" : "random")
+    os << "  seed " << d.seed << " ("
+       << (s.items == order::forward   ? "forward"
+           : s.items == order::reverse ? "reverse"
+                                       : "random")
        << " order): ";
     if (d.buffer.empty()) {
       os << (d.error.empty() ? "succeeds where the baseline failed" : "fails: " + d.error) << "\n";

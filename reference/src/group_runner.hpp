@@ -54,7 +54,9 @@ inline std::uint64_t splitmix64(std::uint64_t& s) {
 /// A uniformly drawn position below n (n > 0).
 inline std::size_t draw(std::uint64_t& s, std::size_t n) { return static_cast<std::size_t>(splitmix64(s) % n); }
 
-inline std::size_t env_size(const char* name, std::size_t fallback) { return cpu::env_size("ki::reference", name, fallback); }
+inline std::size_t env_size(const char* name, std::size_t fallback) {
+  return cpu::env_size("ki::reference", name, fallback);
+}
 
 inline std::size_t resolve_stack_size(const backend& b) {
   static const std::size_t from_env = env_size("KI_REFERENCE_STACK_SIZE", 256 * 1024);
@@ -94,7 +96,8 @@ inline std::mutex hook_m;
 inline hook_slot hook_value;
 
 inline hook_slot current_hook() {
-  if (!hook_set.load(std::memory_order_acquire)) [[likely]] return {};
+  if (!hook_set.load(std::memory_order_acquire)) [[likely]]
+    return {};
   std::lock_guard lock(hook_m);
   return hook_value;
 }
@@ -107,7 +110,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   explicit group_runner(std::size_t stack_size) : group_runner_base(stack_size, names) {}
 
   /// Runs one group of launch d. Returns the error that ended it, if any.
-  std::optional<group_failure> run(const launch_desc& d, std::uint64_t launch_serial, i64 group_linear, global_log& globals) {
+  std::optional<group_failure> run(const launch_desc& d, std::uint64_t launch_serial, i64 group_linear,
+                                   global_log& globals) {
     prepare(d, launch_serial);
     const i64 gx = d.groups[0], gy = d.groups[1];
     group_linear_ = group_linear;
@@ -117,7 +121,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       // A fresh random start order per group (reproducible from the seed and the group id).
       rng_ = sched_.seed ^ (static_cast<std::uint64_t>(group_linear) * 0xD1B54A32D192ED03ull);
       for (std::size_t i = item_ptrs_.size(); i > 1; --i) std::swap(item_ptrs_[i - 1], item_ptrs_[draw(rng_, i)]);
-      for (std::size_t i = 0; i < item_ptrs_.size(); ++i) position_[static_cast<std::size_t>(item_ptrs_[i]->local_linear)] = static_cast<i64>(i);
+      for (std::size_t i = 0; i < item_ptrs_.size(); ++i)
+        position_[static_cast<std::size_t>(item_ptrs_[i]->local_linear)] = static_cast<i64>(i);
     }
     // Statuses are only meaningful for started items (index < loop_.next), and a group that
     // finished normally leaves none waiting; only a failed one needs them reset.
@@ -142,16 +147,18 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     checked::active = &races_;
     cpu::current_exec = this;  // (current is set per work-item)
     cpu::current_group = &gs_;
-    if (hook_) [[unlikely]] emit(trace_kind::group_start, -1, "", {});
+    if (hook_) [[unlikely]]
+      emit(trace_kind::group_start, -1, "", {});
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
     checked::active = nullptr;
     cpu::current_exec = nullptr;
     cpu::current_group = nullptr;
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
-    dirty_statuses_ = true;  // cleared below when the group finished normally
+    dirty_statuses_ = true;                                         // cleared below when the group finished normally
     cpu::current = nullptr;
-    if (hook_) [[unlikely]] emit(trace_kind::group_end, -1, "", {});
+    if (hook_) [[unlikely]]
+      emit(trace_kind::group_end, -1, "", {});
     if (auto e = take_failure(fault, faulting)) {
       races_.drop_pending();
       return group_failure{std::move(*e)};
@@ -191,7 +198,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 #else
     const bool same_site = cpu::same_site(where, fast_point_);
 #endif
-    if (!same_site || ready_pos_ == ready_.size()) [[unlikely]] return barrier_slow(self, where);
+    if (!same_site || ready_pos_ == ready_.size()) [[unlikely]]
+      return barrier_slow(self, where);
     status_[self] = status::waiting;
     waiting_[static_cast<std::size_t>(arrived_++)] = static_cast<int>(self);
     switch_to_next(static_cast<int>(self));
@@ -230,9 +238,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     status_[self] = status::in_collective;
     it.sync.coll = &c;
     ++in_collective_;
-    if (hook_) [[unlikely]] emit(trace_kind::arrive, it.local_linear, collective_name(c.kind), c.where);
+    if (hook_) [[unlikely]]
+      emit(trace_kind::arrive, it.local_linear, collective_name(c.kind), c.where);
     auto& scopes = pending_[static_cast<std::size_t>(sg)];
-    auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
+    auto p = std::find_if(scopes.begin(), scopes.end(),
+                          [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
     if (p == scopes.end()) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
     if (++p->arrived < present) return suspend(static_cast<int>(self));
     scopes.erase(p);
@@ -264,7 +274,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   /// Work-items that have exited, counted when nothing runs (in the driver).
   i64 exited() const { return group_runner_base::exited(loop_.next); }
 
-  [[gnu::noinline]] void emit(trace_kind k, i64 item, const char* what, source_location where, const void* address = nullptr) const {
+  [[gnu::noinline]] void emit(trace_kind k, i64 item, const char* what, source_location where,
+                              const void* address = nullptr) const {
     hook_(hook_ctx_, trace_event{k, gs_.group_id, item, what, where, address, d_->kernel_name});
   }
   static void on_access(void* self, const cpu::item_state& it, const void* address, const source_location& where) {
@@ -277,7 +288,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     const i64 size = layout_.size[static_cast<std::size_t>(sg)];
     scope_at_.assign(static_cast<std::size_t>(lanes), nullptr);
     for (i64 l = begin; l < begin + lanes && l < size; ++l)
-      scope_at_[static_cast<std::size_t>(l - begin)] = items_[static_cast<std::size_t>(layout_.item_at(sg, l))].sync.coll;
+      scope_at_[static_cast<std::size_t>(l - begin)] =
+          items_[static_cast<std::size_t>(layout_.item_at(sg, l))].sync.coll;
     const cpu::scope scope{gs_.sub_group_width, size, begin, lanes, scope_at_.data()};
     const cpu::collective& first = *scope_at_.front();
     i64 lane = 0;
@@ -290,9 +302,10 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       if (e.count == 0) {
         e.kind = "unspecified-lane-read";
         e.where = to_string(first.where);
-        e.message = std::string(collective_name(first.kind)) + " at " + to_string(first.where) +
-                    " read lanes that have no work-item (unspecified values, filled with " +
-                    (poison_.seed == 0 ? std::string("the poison word 0xFFBADBAD") : std::string("seeded random bytes")) + ")";
+        e.message =
+            std::string(collective_name(first.kind)) + " at " + to_string(first.where) +
+            " read lanes that have no work-item (unspecified values, filled with " +
+            (poison_.seed == 0 ? std::string("the poison word 0xFFBADBAD") : std::string("seeded random bytes")) + ")";
       }
       e.count += u;
     }
@@ -303,7 +316,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       p.sync.coll = nullptr;
       if (orders_memory) races_.sub_group_barrier_passed(p.local_linear);
       --in_collective_;
-      if (hook_) [[unlikely]] emit(trace_kind::leave, p.local_linear, name, first.where);
+      if (hook_) [[unlikely]]
+        emit(trace_kind::leave, p.local_linear, name, first.where);
       if (&p != cpu::current) ready_.push_back(static_cast<int>(p.local_linear));
     }
   }
@@ -321,9 +335,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       throw item_failure{kernel_error::kind::collective_mismatch,
                          "without independent sub-groups (profile '" + std::string(d_->b->device.name) +
                              "'), all sub-groups must execute the same communication functions in the same order: "
-                             "sub-group " + std::to_string(sg) + " executes " + collective_name(c.kind) + " at " +
-                             to_string(c.where) + " as its communication function #" + std::to_string(k) + ", sub-group " +
-                             std::to_string(e.sub_group) + " executed " + collective_name(e.kind) + " at " + to_string(e.where),
+                             "sub-group " +
+                             std::to_string(sg) + " executes " + collective_name(c.kind) + " at " + to_string(c.where) +
+                             " as its communication function #" + std::to_string(k) + ", sub-group " +
+                             std::to_string(e.sub_group) + " executed " + collective_name(e.kind) + " at " +
+                             to_string(e.where),
                          true};
   }
 
@@ -332,13 +348,14 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     for (i64 sg = 0; sg < layout_.count; ++sg)
       if (seq_count_[static_cast<std::size_t>(sg)] != expected) {
         const auto& e = seq_log_.back();
-        return kernel_error(kernel_error::kind::collective_mismatch, gs_.group_id, {0, 0, 0}, to_string(e.where),
-                            report_.group_head() + ": without independent sub-groups (profile '" +
-                                std::string(d_->b->device.name) + "'), all sub-groups must execute the same communication "
-                                "functions: sub-group " + std::to_string(sg) + " executed " +
-                                std::to_string(seq_count_[static_cast<std::size_t>(sg)]) + ", sub-group " +
-                                std::to_string(e.sub_group) + " executed " + std::to_string(expected) +
-                                " (the last at " + to_string(e.where) + ")");
+        return kernel_error(
+            kernel_error::kind::collective_mismatch, gs_.group_id, {0, 0, 0}, to_string(e.where),
+            report_.group_head() + ": without independent sub-groups (profile '" + std::string(d_->b->device.name) +
+                "'), all sub-groups must execute the same communication "
+                "functions: sub-group " +
+                std::to_string(sg) + " executed " + std::to_string(seq_count_[static_cast<std::size_t>(sg)]) +
+                ", sub-group " + std::to_string(e.sub_group) + " executed " + std::to_string(expected) +
+                " (the last at " + to_string(e.where) + ")");
       }
     return std::nullopt;
   }
@@ -365,7 +382,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       release_waiting();
       ready_pos_ = 1;
       fast_point_ = no_site;
-      races_.set_interval(round_);  // orders accesses before and after the barrier (checked-access mode)
+      races_.set_interval(round_);        // orders accesses before and after the barrier (checked-access mode)
       if (sched_.items == order::random)  // exploring: any order is legal after a barrier
         for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
       if (hook_) [[unlikely]]
@@ -440,11 +457,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
   const launch_desc* d_ = nullptr;
   std::uint64_t prepared_serial_ = 0;
-  item_loop loop_;                            // unstarted work-items, run by the launch's loop
+  item_loop loop_;                           // unstarted work-items, run by the launch's loop
   std::vector<cpu::item_state*> item_ptrs_;  // the start order
-  std::vector<i64> position_;                 // per work-item: its place in the start order
+  std::vector<i64> position_;                // per work-item: its place in the start order
   ki::reference::schedule sched_;
-  std::uint64_t rng_ = 0;                     // random order: this group's stream
+  std::uint64_t rng_ = 0;  // random order: this group's stream
   i64 group_linear_ = 0;
   bool dirty_statuses_ = false;
   sub_group_layout layout_;
@@ -474,8 +491,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
 }  // namespace runner_detail
 
+using runner_detail::current_hook;
 using runner_detail::group_runner;
 using runner_detail::warning_log;
-using runner_detail::current_hook;
 
 }  // namespace ki::reference::detail

@@ -45,7 +45,8 @@ sub_group_layout make_layout(const profile& p, xyz<std::int64_t> local) {
       if (sz < w) ++sz, --left;
     }
     for (std::int64_t i = n - 1; i > 0; --i)
-      std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(splitmix64(s) % static_cast<std::uint64_t>(i + 1))]);
+      std::swap(order[static_cast<std::size_t>(i)],
+                order[static_cast<std::size_t>(splitmix64(s) % static_cast<std::uint64_t>(i + 1))]);
   }
   l.item.assign(static_cast<std::size_t>(l.count * w), -1);
   std::size_t k = 0;

@@ -78,8 +78,8 @@ void validate(const profile& p) {
     throw std::invalid_argument("ki::reference: profile '" + std::string(p.name) +
                                 "': partitionable_subgroups implies independent_subgroups");
   if (p.max_work_group_size < 1)
-    throw std::invalid_argument("ki::reference: profile max_work_group_size = " +
-                                std::to_string(p.max_work_group_size) + " must be positive");
+    throw std::invalid_argument(
+        "ki::reference: profile max_work_group_size = " + std::to_string(p.max_work_group_size) + " must be positive");
 }
 
 }  // namespace detail

@@ -199,17 +199,18 @@ void set_active_device(int id) { active = id; }
 
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name) {
-  current(b, "launch")->push(
-      [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name)](queue& q) {
-        launch_result r = execute({groups, items, run_items, ctx.get(), &b, name.c_str()});
-        std::lock_guard l(q.m);
-        if (r.error) q.errors.push_back(std::move(*r.error));
-        if (!r.warnings.empty()) {
-          for (auto& w : r.warnings) q.warnings.push_back(std::move(w));
-          q.print_warnings = b.print_warnings;
-        }
-      },
-      b.queue);
+  current(b, "launch")
+      ->push(
+          [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name)](queue& q) {
+            launch_result r = execute({groups, items, run_items, ctx.get(), &b, name.c_str()});
+            std::lock_guard l(q.m);
+            if (r.error) q.errors.push_back(std::move(*r.error));
+            if (!r.warnings.empty()) {
+              for (auto& w : r.warnings) q.warnings.push_back(std::move(w));
+              q.print_warnings = b.print_warnings;
+            }
+          },
+          b.queue);
 }
 
 void* allocate(const backend& b, std::size_t bytes) {
@@ -278,10 +279,12 @@ void wait_event(const backend& b, const event& e) {
   auto q = current(b, "wait_event");
   auto target = std::static_pointer_cast<queue>(e.queue);
   if (target == q) return;  // a queue is in order
-  q->push([target, pos = e.position](queue&) {
-    target->release(pos);  // in the delayed mode, the wait is what needs that work
-    target->wait_for(pos);
-  }, b.queue);
+  q->push(
+      [target, pos = e.position](queue&) {
+        target->release(pos);  // in the delayed mode, the wait is what needs that work
+        target->wait_for(pos);
+      },
+      b.queue);
 }
 
 void set_priority(const backend& b, priority p) { current(b, "set_priority")->prio = p; }
@@ -293,7 +296,8 @@ void versioninfo(std::ostream& os, const backend& b) {
      << "  devices:            " << p.devices << " (active: " << active << ")\n"
      << "  queue mode:         " << mode_name(b.queue) << "\n"
      << "  host threads:       " << host_threads(b) << "\n"
-     << "  fiber stack:        " << (b.stack_size != 0 ? std::to_string(b.stack_size) + " bytes" : "KI_REFERENCE_STACK_SIZE, else 256 KiB") << "\n"
+     << "  fiber stack:        "
+     << (b.stack_size != 0 ? std::to_string(b.stack_size) + " bytes" : "KI_REFERENCE_STACK_SIZE, else 256 KiB") << "\n"
      << "  sub-group width:    " << p.sub_group_width << (p.linear_subgroups ? ", linear" : ", layout not promised")
      << (p.independent_subgroups ? ", independent" : "") << (p.partitionable_subgroups ? ", partitionable" : "") << "\n"
      << "  max work-group:     " << p.max_work_group_size << " items, dims (" << p.max_work_group_dims[0] << ", "

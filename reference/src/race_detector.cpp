@@ -53,7 +53,8 @@ void race_detector::access(const checked::array_info& a, i64 index, const source
     access_owner_ = it;
   }
   const auto* addr = static_cast<const unsigned char*>(a.data) + index * static_cast<i64>(a.element_size);
-  if (g_.on_access != nullptr) [[unlikely]] g_.on_access(g_.on_access_ctx, *it, addr, where);
+  if (g_.on_access != nullptr) [[unlikely]]
+    g_.on_access(g_.on_access_ctx, *it, addr, where);
   if (const std::size_t k = find_access(addr); k != npos) {
     accesses_[k].last = where;
     return;
@@ -97,15 +98,16 @@ std::string race_detector::describe(const pending_access& p, const local_alloc* 
   return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
 }
 
-void race_detector::race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b, const char* b_did,
-                         const pending_access& p, const local_alloc* local) {
+void race_detector::race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b,
+                         const char* b_did, const pending_access& p, const local_alloc* local) {
   ++races_;
   const cpu::item_state& ia = item_at(a.item);
   const cpu::item_state& ib = item_at(b.item);
   if (race_instances_.size() < max_instances)
-    race_instances_.push_back(std::string(kind) + " race on " + describe(p, local) + ": work-item " + to_string(ia.local_id) +
-                              " " + a_did + " it at " + to_string(a.where) + ", then work-item " + to_string(ib.local_id) +
-                              " " + b_did + " it at " + to_string(b.where) + ", with no barrier between them");
+    race_instances_.push_back(std::string(kind) + " race on " + describe(p, local) + ": work-item " +
+                              to_string(ia.local_id) + " " + a_did + " it at " + to_string(a.where) +
+                              ", then work-item " + to_string(ib.local_id) + " " + b_did + " it at " +
+                              to_string(b.where) + ", with no barrier between them");
   if (!first_race_) {
     first_race_.emplace(b.where, ib.local_id);
     race_where_ = {to_string(a.where)};
@@ -165,7 +167,8 @@ void race_detector::uninitialized_read(const pending_access& p, const local_allo
     e.message = "read at " + to_string(p.first) + " of localmemory at " + to_string(l.where) +
                 " before any work-item of the group wrote the element (e.g. element " + std::to_string(p.index) +
                 "; unspecified values, filled with " +
-                (g_.poison_seeded ? std::string("seeded random bytes") : std::string("the poison word 0xFFBADBAD")) + ")";
+                (g_.poison_seeded ? std::string("seeded random bytes") : std::string("the poison word 0xFFBADBAD")) +
+                ")";
   }
   ++e.count;
 }
@@ -173,12 +176,13 @@ void race_detector::uninitialized_read(const pending_access& p, const local_allo
 std::optional<group_failure> race_detector::finish(const char* kernel_name, global_log& globals) {
   flush();  // the last work-item's accesses
   if (first_race_) {
-    std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': work-group " + to_string(group_id_) + ": " +
-                      race_instances_.front();
+    std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': work-group " + to_string(group_id_) +
+                      ": " + race_instances_.front();
     if (races_ > 1) msg += " (" + std::to_string(races_ - 1) + " more in this work-group)";
     msg += " [checked-access mode]";
-    return group_failure{kernel_error(kernel_error::kind::data_race, group_id_, first_race_->second, to_string(first_race_->first), msg),
-                         races_, race_instances_, race_where_};
+    return group_failure{
+        kernel_error(kernel_error::kind::data_race, group_id_, first_race_->second, to_string(first_race_->first), msg),
+        races_, race_instances_, race_where_};
   }
   if (!group_globals_.empty()) {
     std::lock_guard lock(globals.m);
@@ -205,16 +209,19 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, std::vect
       const global_access& a = o.group < w->group ? o : *w;  // in group order
       const global_access& b = o.group < w->group ? *w : o;
       if (!found) {
-        const std::string inst = std::string(o.wrote ? "write-write" : "read-write") + " race between work-groups on element " +
-                                 std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) +
-                                 " elements: work-item " + to_string(a.local_id) + " of work-group " + to_string(a.group_id) +
-                                 (a.wrote ? " wrote" : " read") + " it at " + to_string(a.where) + ", work-item " +
-                                 to_string(b.local_id) + " of work-group " + to_string(b.group_id) +
-                                 (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where);
+        const std::string inst =
+            std::string(o.wrote ? "write-write" : "read-write") + " race between work-groups on element " +
+            std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
+            to_string(a.local_id) + " of work-group " + to_string(a.group_id) + (a.wrote ? " wrote" : " read") +
+            " it at " + to_string(a.where) + ", work-item " + to_string(b.local_id) + " of work-group " +
+            to_string(b.group_id) + (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where);
         const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
                                 " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
-        found = group_failure{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
-                              0, {inst}, {to_string(a.where)}};
+        found =
+            group_failure{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
+                          0,
+                          {inst},
+                          {to_string(a.where)}};
         if (to_string(b.where) != to_string(a.where)) found->where.push_back(to_string(b.where));
       }
       ++found->count;
@@ -225,7 +232,8 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, std::vect
     std::string m = found->error.what();
     const auto cut = m.rfind(" (nothing orders");
     m.insert(cut, " (and " + std::to_string(found->count - 1) + " more elements)");
-    found->error = kernel_error(found->error.error_kind(), found->error.group(), found->error.local(), found->error.where(), m);
+    found->error =
+        kernel_error(found->error.error_kind(), found->error.group(), found->error.local(), found->error.where(), m);
   }
   return found;
 }

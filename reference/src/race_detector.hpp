@@ -72,11 +72,11 @@ struct global_log {
 struct checked_group {
   const cpu::item_state* items;  ///< work-item 0's state; the others `stride` bytes apart
   std::size_t stride;
-  std::int64_t count;            ///< work-items
+  std::int64_t count;  ///< work-items
   const std::vector<local_alloc>* locals;
-  warning_sites* warnings;       ///< where uninitialised local reads are counted
-  bool poison_seeded;            ///< the poison is seeded bytes (else the fixed word)
-  bool same_value_race;          ///< a read of a value another item wrote unordered is a race
+  warning_sites* warnings;  ///< where uninitialised local reads are counted
+  bool poison_seeded;       ///< the poison is seeded bytes (else the fixed word)
+  bool same_value_race;     ///< a read of a value another item wrote unordered is a race
   /// The runner's barrier fast-path site, and what closes the fast path: an access sets it, so
   /// that the next barrier takes the slow path, which flushes.
   source_location* fast_point;
@@ -116,7 +116,7 @@ class race_detector final : public ki::detail::checked::recorder {
   struct pending_access {
     const void* addr;
     std::size_t size;
-    std::size_t old;  // offset of its bytes before the segment in access_bytes_
+    std::size_t old;            // offset of its bytes before the segment in access_bytes_
     std::int64_t count, index;  // the array's elements, the element's index
     source_location first, last;
     bool atomic;

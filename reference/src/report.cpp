@@ -97,7 +97,8 @@ std::string report::str() const {
     const std::size_t shown = std::min<std::size_t>(d.instances.size(), 3);
     for (std::size_t i = 0; i < shown; ++i) os << "    " << d.instances[i] << "\n";
     // (A warning's one instance already says how many times it happened.)
-    if (d.severity == severity::error && static_cast<std::int64_t>(shown) < d.count) os << "    ... " << d.count - static_cast<std::int64_t>(shown) << " more\n";
+    if (d.severity == severity::error && static_cast<std::int64_t>(shown) < d.count)
+      os << "    ... " << d.count - static_cast<std::int64_t>(shown) << " more\n";
   }
   return os.str();
 }

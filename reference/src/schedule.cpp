@@ -16,15 +16,16 @@ schedule schedule::from_environment() {
       const unsigned long long x = std::strtoull(v, &end, 10);
       if (end == v || *end != '\0')
         std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SEED=%s (expected a non-negative integer)\n", v);
-      else
-        r = from_seed(x);
+      else r = from_seed(x);
     }
     if (const char* v = std::getenv("KI_REFERENCE_SCHEDULE"); v != nullptr && *v != '\0') {
       const std::string o = v;
       if (o == "forward") r.items = order::forward;
       else if (o == "reverse") r.items = order::reverse;
       else if (o == "random") r.items = order::random;
-      else std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SCHEDULE=%s (expected forward, reverse or random)\n", v);
+      else
+        std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SCHEDULE=%s (expected forward, reverse or random)\n",
+                     v);
     }
     return r;
   }();

@@ -79,7 +79,8 @@ TEST_CASE("gallery: local write-write race", "[gallery][checked]") {
   CHECK(o.report->diagnostics.front().count == 32);
   CHECK(o.report->diagnostics.front().instances.size() == 8);
   CHECK(o.report->diagnostics.front().where == std::vector<std::string>{at(f, K::line_write)});
-  for (const auto& p : all_profiles()) check_error(run(backend_for(p), K{}, 1, 64), kind::data_race, at(f, K::line_write), p);
+  for (const auto& p : all_profiles())
+    check_error(run(backend_for(p), K{}, 1, 64), kind::data_race, at(f, K::line_write), p);
 }
 
 TEST_CASE("gallery: missing barrier (read-write race, uninitialised read)", "[gallery][checked]") {
@@ -99,9 +100,10 @@ TEST_CASE("gallery: missing barrier (read-write race, uninitialised read)", "[ga
   CHECK(o.warnings[0].kind == "uninitialized-local-read");
   CHECK(o.warnings[0].where == at(f, K::line_read));
   CHECK(o.warnings[0].count == 63);
-  CHECK(o.warnings[0].message == "read at " + at(f, K::line_read) + " of localmemory at " + at(f, K::line_local) +
-                                     " before any work-item of the group wrote the element (e.g. element 1; unspecified "
-                                     "values, filled with the poison word 0xFFBADBAD), 63 times");
+  CHECK(o.warnings[0].message ==
+        "read at " + at(f, K::line_read) + " of localmemory at " + at(f, K::line_local) +
+            " before any work-item of the group wrote the element (e.g. element 1; unspecified "
+            "values, filled with the poison word 0xFFBADBAD), 63 times");
   REQUIRE(o.report);
   REQUIRE(o.report->diagnostics.size() == 2);
   CHECK(o.report->diagnostics[1].severity == ki::reference::severity::warning);
@@ -117,8 +119,9 @@ TEST_CASE("gallery: barrier in a divergent branch", "[gallery]") {
   const char* f = "barrier_in_divergent_branch.hpp";
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
-  CHECK(std::string(o.error->what()) == "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0-15 wait at barrier " +
-                                            at(f, K::line_barrier) + "; items 16-63 exited" + divergence_note);
+  CHECK(std::string(o.error->what()) ==
+        "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0-15 wait at barrier " +
+            at(f, K::line_barrier) + "; items 16-63 exited" + divergence_note);
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::cannot_finish, at(f, K::line_barrier), p);
 }
@@ -128,9 +131,9 @@ TEST_CASE("gallery: a different barrier in each branch", "[gallery]") {
   const char* f = "different_barriers.hpp";
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
-  CHECK(std::string(o.error->what()) == "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0-31 wait at barrier " +
-                                            at(f, K::line_then) + "; items 32-63 wait at barrier " + at(f, K::line_else) +
-                                            divergence_note);
+  CHECK(std::string(o.error->what()) ==
+        "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0-31 wait at barrier " +
+            at(f, K::line_then) + "; items 32-63 wait at barrier " + at(f, K::line_else) + divergence_note);
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::barrier_mismatch, at(f, K::line_then), p);
 }
@@ -141,20 +144,23 @@ TEST_CASE("gallery: race between work-groups", "[gallery][checked]") {
   auto o = run(backend_for("cuda"), K{}, 4, 64);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': write-write race between work-groups on element 0 of a ki::span of 256 elements: "
+        "ki::reference: kernel 'kernel': write-write race between work-groups on element 0 of a ki::span of 256 "
+        "elements: "
         "work-item (0, 0, 0) of work-group (0, 0, 0) wrote it at " +
             at(f, K::line_write) + ", work-item (0, 0, 0) of work-group (1, 0, 0) wrote it at " + at(f, K::line_write) +
             " (nothing orders the work-groups of a launch: use atomics, or separate launches)");
   CHECK(o.error->group() == ki::xyz<i64>{1, 0, 0});
-  for (const auto& p : all_profiles()) check_error(run(backend_for(p), K{}, 4, 64), kind::data_race, at(f, K::line_write), p);
+  for (const auto& p : all_profiles())
+    check_error(run(backend_for(p), K{}, 4, 64), kind::data_race, at(f, K::line_write), p);
   // With several threads the groups run concurrently; the report is the same.
   auto bt = backend_for("cuda");
   bt.threads = 2;
   auto ot = run(bt, K{}, 16, 64);
   REQUIRE(ot.error);
   CHECK(ot.error->error_kind() == kind::data_race);
-  CHECK(std::string(ot.error->what()).find("work-group (0, 0, 0) wrote it at " + at(f, K::line_write) +
-                                           ", work-item (0, 0, 0) of work-group (1, 0, 0)") != std::string::npos);
+  CHECK(std::string(ot.error->what())
+            .find("work-group (0, 0, 0) wrote it at " + at(f, K::line_write) +
+                  ", work-item (0, 0, 0) of work-group (1, 0, 0)") != std::string::npos);
 }
 
 TEST_CASE("gallery: shuffle in divergent code", "[gallery]") {
@@ -176,9 +182,10 @@ TEST_CASE("gallery: reading lanes that have no work-item (a warning)", "[gallery
   CHECK(!o.error);
   REQUIRE(o.warnings.size() == 1);
   CHECK(o.warnings[0].kind == "unspecified-lane-read");
-  CHECK(o.warnings[0].message == "shfl at " + at(f, K::line_shfl) +
-                                     " read lanes that have no work-item (unspecified values, filled with the poison word "
-                                     "0xFFBADBAD), 8 times");
+  CHECK(o.warnings[0].message ==
+        "shfl at " + at(f, K::line_shfl) +
+            " read lanes that have no work-item (unspecified values, filled with the poison word "
+            "0xFFBADBAD), 8 times");
   for (const auto& p : all_profiles()) {
     INFO("profile " << p);
     auto op = run(backend_for(p), K{}, 1, 40);
@@ -203,8 +210,10 @@ TEST_CASE("gallery: a collective after part of the sub-group returned", "[galler
   const char* f = "collective_after_return.hpp";
   auto o = run(backend_for("cuda"), K{}, 1, 8);
   REQUIRE(o.error);
-  CHECK(std::string(o.error->what()) == "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0, 2, 4, 6 wait at sub_group_reduce " +
-                                            at(f, K::line_reduce) + " (sub-group 0); items 1, 3, 5, 7 exited" + divergence_note);
+  CHECK(
+      std::string(o.error->what()) ==
+      "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0, 2, 4, 6 wait at sub_group_reduce " +
+          at(f, K::line_reduce) + " (sub-group 0); items 1, 3, 5, 7 exited" + divergence_note);
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::cannot_finish, at(f, K::line_reduce), p);
 }
@@ -234,8 +243,9 @@ TEST_CASE("gallery: non-uniform shuffle offset", "[gallery]") {
   const char* f = "non_uniform_shuffle.hpp";
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
-  CHECK(std::string(o.error->what()) == "ki::reference: kernel 'kernel': work-group (0, 0, 0): sub-group 0: shfl_down at " +
-                                            at(f, K::line_shfl) + ": offset differs: lane 0 passes 1, lane 1 passes 2");
+  CHECK(std::string(o.error->what()) ==
+        "ki::reference: kernel 'kernel': work-group (0, 0, 0): sub-group 0: shfl_down at " + at(f, K::line_shfl) +
+            ": offset differs: lane 0 passes 1, lane 1 passes 2");
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::collective_mismatch, at(f, K::line_shfl), p);
 }
@@ -247,11 +257,13 @@ TEST_CASE("gallery: missing trailing barrier in a tiled loop", "[gallery][checke
   auto in = iota_input(b);
   auto o = run(b, K{}, 1, 64, in, i64{4});
   REQUIRE(o.error);
-  CHECK(std::string(o.error->what()).rfind(
-            "ki::reference: kernel 'kernel': work-group (0, 0, 0): read-write race on element 0 of localmemory at " +
-                at(f, 16) + ": work-item (0, 0, 0) wrote it at " + at(f, K::line_load) +
-                ", then work-item (1, 0, 0) read it at " + at(f, K::line_sum) + ", with no barrier between them (",
-            0) == 0);
+  CHECK(
+      std::string(o.error->what())
+          .rfind(
+              "ki::reference: kernel 'kernel': work-group (0, 0, 0): read-write race on element 0 of localmemory at " +
+                  at(f, 16) + ": work-item (0, 0, 0) wrote it at " + at(f, K::line_load) +
+                  ", then work-item (1, 0, 0) read it at " + at(f, K::line_sum) + ", with no barrier between them (",
+              0) == 0);
   for (const auto& p : all_profiles()) {
     auto bp = backend_for(p);
     auto inp = iota_input(bp);

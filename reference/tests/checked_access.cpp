@@ -62,9 +62,9 @@ TEST_CASE("checked: writing the value an element holds is a race by policy, or a
   REQUIRE(o.error);
   CHECK(o.error->error_kind() == kind::data_race);
   INFO(o.error->what());
-  CHECK(std::string(o.error->what()).find("work-item (0, 0, 0) wrote it at " + at(same_value_flag::line) +
-                                          ", then work-item (1, 0, 0) read it at " + at(same_value_flag::line)) !=
-        std::string::npos);
+  CHECK(std::string(o.error->what())
+            .find("work-item (0, 0, 0) wrote it at " + at(same_value_flag::line) +
+                  ", then work-item (1, 0, 0) read it at " + at(same_value_flag::line)) != std::string::npos);
   b.same_value_writes = ki::reference::same_value_writes::allowed;
   auto a = run(b, same_value_flag{}, 1, 8);
   CHECK(!a.error);
@@ -120,13 +120,16 @@ TEST_CASE("checked: the report of a race as text and JSON; the backend stays usa
   REQUIRE(o.report);
   const std::string j = o.report->json();
   INFO(j);
-  CHECK(j.rfind("{\"kernel\":\"kernel\",\"profile\":\"cuda\",\"seed\":0,\"order\":\"forward\",\"diagnostics\":[{\"kind\":\"data-race\","
-                "\"severity\":\"error\",\"where\":[\"" + at(same_value_flag::line) + "\"],\"count\":3,",
+  CHECK(j.rfind("{\"kernel\":\"kernel\",\"profile\":\"cuda\",\"seed\":0,\"order\":\"forward\",\"diagnostics\":[{"
+                "\"kind\":\"data-race\","
+                "\"severity\":\"error\",\"where\":[\"" +
+                    at(same_value_flag::line) + "\"],\"count\":3,",
                 0) == 0);
   const std::string s = o.report->str();
-  CHECK(s.rfind("ki::reference report: kernel 'kernel', profile 'cuda', schedule forward (seed 0):\n  error data-race at " +
-                    at(same_value_flag::line) + " (3 instances)\n",
-                0) == 0);
+  CHECK(s.rfind(
+            "ki::reference report: kernel 'kernel', profile 'cuda', schedule forward (seed 0):\n  error data-race at " +
+                at(same_value_flag::line) + " (3 instances)\n",
+            0) == 0);
   auto ok = run(backend_for("cuda"), atomic_count{}, 1, 4);
   CHECK(!ok.error);
   CHECK(ok.out[0] == 4);
@@ -136,6 +139,8 @@ TEST_CASE("checked: the report of a race as text and JSON; the backend stays usa
 
 namespace {
 /// Each work-item writes out[i] (line write_line) and reads in[i + 1] (line read_line).
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
 constexpr unsigned write_line = __LINE__ + 5;
 constexpr unsigned read_line = __LINE__ + 5;
 struct shift_copy {
@@ -145,17 +150,20 @@ struct shift_copy {
         in[i + 1];
   }
 };
+// clang-format on
 struct seen_access {
   i64 item;
   const void* address;
   unsigned line;
 };
 void record_access(void* ctx, const ki::reference::trace_event& e) {
-  if (e.kind == ki::reference::trace_kind::access) static_cast<std::vector<seen_access>*>(ctx)->push_back({e.item, e.address, e.where.line});
+  if (e.kind == ki::reference::trace_kind::access)
+    static_cast<std::vector<seen_access>*>(ctx)->push_back({e.item, e.address, e.where.line});
 }
 }  // namespace
 
-TEST_CASE("checked: the trace hook sees every recorded access with its work-item, element and line", "[oracle][checked][trace]") {
+TEST_CASE("checked: the trace hook sees every recorded access with its work-item, element and line",
+          "[oracle][checked][trace]") {
   const auto b = backend_for("cuda");
   std::vector<i64> h(65, 1);
   auto in = ki::to_device(b, h);

@@ -61,7 +61,8 @@ TEST_CASE("exploration: forward, reverse and random orders between sync points",
     std::sort(second.begin(), second.end());
     CHECK(first == forward);
     CHECK(second == forward);
-    if (std::vector<i64>(x.begin(), x.begin() + n) != forward && std::vector<i64>(x.begin(), x.begin() + n) != reverse &&
+    if (std::vector<i64>(x.begin(), x.begin() + n) != forward &&
+        std::vector<i64>(x.begin(), x.begin() + n) != reverse &&
         std::vector<i64>(x.begin() + n, x.end()) != std::vector<i64>(x.begin(), x.begin() + n))
       differs = true;
   }
@@ -188,7 +189,8 @@ TEST_CASE("explore: a correct kernel gives identical outputs under every seed", 
     auto in = ki::allocate<i64>(bs, 256);
     ki::copyto(bs, in, h);
     auto out = ki::zeros<i64>(bs, 64);
-    ki::launch(bs, {.numgroups = 1, .workgroupsize = 64}, ki_bugs::tiled_loop_correct{}, out, std::as_const(in), i64{4});
+    ki::launch(bs, {.numgroups = 1, .workgroupsize = 64}, ki_bugs::tiled_loop_correct{}, out, std::as_const(in),
+               i64{4});
     ki::synchronize(bs);
     ki::reference::outputs o;
     o.add("out", ki::to_host(bs, out));

@@ -159,7 +159,8 @@ TEST_CASE("threads = 1 runs the groups in order on one thread; queue = immediate
           "[oracle][threads]") {
   const bool immediate = GENERATE(false, true);
   const ki::reference::backend b{
-      .device = cuda, .threads = 1,
+      .device = cuda,
+      .threads = 1,
       .queue = immediate ? ki::reference::queue_mode::immediate : ki::reference::queue_mode::async};
   for (int repeat = 0; repeat < 3; ++repeat) {
     next_order = 0;
@@ -199,7 +200,8 @@ TEST_CASE("threads = 1 prints in group order", "[oracle][threads]") {
   std::fclose(tmp);
   std::string expected;
   for (int g = 0; g < 64; ++g)
-    expected += "group (" + std::to_string(g % 4) + ", " + std::to_string(g / 4 % 4) + ", " + std::to_string(g / 16) + ")\n";
+    expected +=
+        "group (" + std::to_string(g % 4) + ", " + std::to_string(g / 4 % 4) + ", " + std::to_string(g / 16) + ")\n";
   CHECK(out == expected);
 }
 

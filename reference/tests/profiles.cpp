@@ -32,9 +32,9 @@ struct expected_profile {
 
 // From the preset table of docs/sub-groups.md.
 const expected_profile presets[] = {
-    {"cuda", 32, true, true, true, true},     {"amd-wave64", 64, true, true, false, true},
+    {"cuda", 32, true, true, true, true},        {"amd-wave64", 64, true, true, false, true},
     {"amd-wave32", 32, true, true, false, true}, {"intel", 16, false, true, false, false},
-    {"apple", 32, true, true, false, false},  {"strict", 16, false, false, false, false},
+    {"apple", 32, true, true, false, false},     {"strict", 16, false, false, false, false},
 };
 
 struct record_layout {
@@ -91,7 +91,7 @@ TEST_CASE("profiles: every supports_* query answers from the preset", "[profiles
     CHECK(ki::supports_partitionable_subgroups(b) == p.partitionable);
     CHECK(ki::supports_float64(b) == p.float64);
     CHECK(ki::supports_unified(b) == (std::string(p.name) != "strict"));  // optional: strict has none
-    CHECK(ki::supports_shuffle<double>(b));  // moved as bytes, even without float64
+    CHECK(ki::supports_shuffle<double>(b));                               // moved as bytes, even without float64
     // partitionable implies independent, independent implies sub-groups
     CHECK((!ki::supports_partitionable_subgroups(b) || ki::supports_independent_subgroups(b)));
   }
@@ -102,7 +102,8 @@ TEST_CASE("profiles: the adversarial layout scatters lanes over several partial 
     INFO(name);
     const ki::reference::backend b{.device = ki::reference::profile::preset(name)};
     const i64 n = 40, w = ki::sub_group_size(b);
-    auto sg = ki::zeros<i64>(b, n), lane = ki::zeros<i64>(b, n), size = ki::zeros<i64>(b, n), count = ki::zeros<i64>(b, n);
+    auto sg = ki::zeros<i64>(b, n), lane = ki::zeros<i64>(b, n), size = ki::zeros<i64>(b, n),
+         count = ki::zeros<i64>(b, n);
     ki::launch(b, {.numgroups = 1, .workgroupsize = n}, record_layout{}, sg, lane, size, count);
     const auto s = ki::to_host(b, sg), l = ki::to_host(b, lane), z = ki::to_host(b, size), c = ki::to_host(b, count);
     // More sub-groups than cld(n, W): several of them are partial.

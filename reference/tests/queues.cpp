@@ -282,7 +282,8 @@ TEST_CASE("the maxthreads compiler option bounds the kernel's work-group size", 
   CHECK_THROWS_AS(k({.workgroupsize = 128, .ndrange = 1000}, a, i64{1}), std::invalid_argument);
   k({.ndrange = 1000}, a, i64{4});  // picks at most 64
   CHECK(ki::to_host(b, a) == std::vector<i64>(1000, 4));
-  CHECK_THROWS_WITH(ki::kernel_function(b, fill{}, {.options = {{"maxthreads", 0}}}), ContainsSubstring("maxthreads = 0"));
+  CHECK_THROWS_WITH(ki::kernel_function(b, fill{}, {.options = {{"maxthreads", 0}}}),
+                    ContainsSubstring("maxthreads = 0"));
   CHECK_THROWS_WITH(ki::kernel_function(b, fill{}, {.options = {{"maxthreads", std::string("many")}}}),
                     ContainsSubstring("must be an integer"));
   CHECK_THROWS_WITH(ki::kernel_function(b, fill{}, {.options = {{"maxthread", 3}}}),

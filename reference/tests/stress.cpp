@@ -40,7 +40,9 @@ TEST_CASE("many host threads launch, copy and wait for events on two devices at 
     threads.emplace_back([&, t] {
       // Half the threads use async queues, half delayed ones; both must give the same answers.
       const ki::reference::backend b{
-          .device = profile, .threads = 1, .queue = t % 2 ? ki::reference::queue_mode::delayed : ki::reference::queue_mode::async};
+          .device = profile,
+          .threads = 1,
+          .queue = t % 2 ? ki::reference::queue_mode::delayed : ki::reference::queue_mode::async};
       std::vector<i64> h(static_cast<std::size_t>(n)), back(static_cast<std::size_t>(n));
       for (int r = 0; r < rounds; ++r) {
         for (i64 i = 0; i < n; ++i) h[static_cast<std::size_t>(i)] = i * (t + 1) + r;
@@ -59,9 +61,10 @@ TEST_CASE("many host threads launch, copy and wait for events on two devices at 
         ki::synchronize(b);
         for (i64 i = 0; i < n; ++i) {
           const i64 src = i / 64 * 64 + (63 - i % 64);
-          if (back[static_cast<std::size_t>(i)] != src * (t + 1) + r + r && failures[static_cast<std::size_t>(t)].empty())
-            failures[static_cast<std::size_t>(t)] = "thread " + std::to_string(t) + " round " + std::to_string(r) +
-                                                    " element " + std::to_string(i);
+          if (back[static_cast<std::size_t>(i)] != src * (t + 1) + r + r &&
+              failures[static_cast<std::size_t>(t)].empty())
+            failures[static_cast<std::size_t>(t)] =
+                "thread " + std::to_string(t) + " round " + std::to_string(r) + " element " + std::to_string(i);
         }
         ki::set_device(b, first);
         ki::synchronize(b);  // a and c are freed on `first` after this

@@ -64,7 +64,8 @@ struct unspecified_reads {
     r += ki::shfl(v, W - 1);
     r += ki::shfl_down(v, 4);
     r += ki::shfl_xor(v, W / 2, W);
-    r += ki::sub_group_reduce(plus{}, v) + ki::shfl(v, 0) + ki::shfl_up(v, 3) + static_cast<i64>(ki::sub_group_ballot(true));
+    r += ki::sub_group_reduce(plus{}, v) + ki::shfl(v, 0) + ki::shfl_up(v, 3) +
+         static_cast<i64>(ki::sub_group_ballot(true));
     out[slot] = r;
   }
 };
@@ -105,8 +106,9 @@ void check_warnings(const ki::reference::backend& b, std::array<i64, 3> groups_i
     CHECK_THAT(w.message, ContainsSubstring(poison_text));
     CHECK_THAT(w.message, ContainsSubstring(std::to_string(w.count) + (w.count == 1 ? " time" : " times")));
   }
-  const std::pair<unsigned, i64> want[] = {
-      {unspecified_reads::line_shfl, e.shfl}, {unspecified_reads::line_down, e.down}, {unspecified_reads::line_xor, e.xor_}};
+  const std::pair<unsigned, i64> want[] = {{unspecified_reads::line_shfl, e.shfl},
+                                           {unspecified_reads::line_down, e.down},
+                                           {unspecified_reads::line_xor, e.xor_}};
   for (const auto& [line, count] : want) {
     INFO("call at line " << line << ": " << count << " reads of lanes without a work-item");
     if (count == 0) {
@@ -135,6 +137,8 @@ struct divergent_shuffle {
 };
 
 /// Lanes 0-3 pass one argument, the others another: which one is `what`.
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
 struct disagreeing {
   static constexpr unsigned base = __LINE__;
   static constexpr unsigned line_down = base + 8, line_xor = base + 9, line_width = base + 10, line_init = base + 11,
@@ -156,6 +160,7 @@ struct disagreeing {
     out[l] = r;
   }
 };
+// clang-format on
 
 /// A struct with padding, whose init values differ in a field (an error) or only in the
 /// padding bytes (the same value: no error).
@@ -368,13 +373,17 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
     std::string text;
   };
   const expectation cases[] = {
-      {0, disagreeing::line_down, "shfl_down at " + this_file.loc(disagreeing::line_down) + ": offset differs: lane 0 passes 1, lane 4 passes 2"},
-      {1, disagreeing::line_xor, "shfl_xor at " + this_file.loc(disagreeing::line_xor) + ": mask differs: lane 0 passes 1, lane 4 passes 3"},
-      {2, disagreeing::line_width, "shfl at " + this_file.loc(disagreeing::line_width) + ": width differs: lane 0 passes 4, lane 4 passes 8"},
-      {3, disagreeing::line_init, "sub_group_exclusive_scan at " + this_file.loc(disagreeing::line_init) + ": init differs"},
+      {0, disagreeing::line_down,
+       "shfl_down at " + this_file.loc(disagreeing::line_down) + ": offset differs: lane 0 passes 1, lane 4 passes 2"},
+      {1, disagreeing::line_xor,
+       "shfl_xor at " + this_file.loc(disagreeing::line_xor) + ": mask differs: lane 0 passes 1, lane 4 passes 3"},
+      {2, disagreeing::line_width,
+       "shfl at " + this_file.loc(disagreeing::line_width) + ": width differs: lane 0 passes 4, lane 4 passes 8"},
+      {3, disagreeing::line_init,
+       "sub_group_exclusive_scan at " + this_file.loc(disagreeing::line_init) + ": init differs"},
       {4, disagreeing::line_a,
-       "the work-items execute different communication functions together: lane 0 is at shfl " + this_file.loc(disagreeing::line_a) +
-           ", lane 4 at shfl_up " + this_file.loc(disagreeing::line_b)},
+       "the work-items execute different communication functions together: lane 0 is at shfl " +
+           this_file.loc(disagreeing::line_a) + ", lane 4 at shfl_up " + this_file.loc(disagreeing::line_b)},
   };
   for (const auto& c : cases) {
     INFO("case " << c.what);

@@ -46,7 +46,8 @@ i64 count(const std::vector<recorded>& v, trace_kind k, i64 group, i64 item, con
 }
 }  // namespace
 
-TEST_CASE("trace hook: group starts and ends, every arrival and release with its work-item and line", "[oracle][trace]") {
+TEST_CASE("trace hook: group starts and ends, every arrival and release with its work-item and line",
+          "[oracle][trace]") {
   const ki::reference::backend b{.device = ki::reference::profile::preset("cuda"), .threads = 1};
   const i64 groups = 3, n = 64, rounds = 4;
   std::vector<recorded> events;

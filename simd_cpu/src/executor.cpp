@@ -73,9 +73,7 @@ using cpu::item_failure;
 using cpu::same_point;
 using cpu::to_string;
 
-std::size_t env_size(const char* name, std::size_t fallback) {
-  return cpu::env_size("ki::simd_cpu", name, fallback);
-}
+std::size_t env_size(const char* name, std::size_t fallback) { return cpu::env_size("ki::simd_cpu", name, fallback); }
 
 std::size_t resolve_stack_size(const backend& b) {
   static const std::size_t from_env = env_size("KI_SIMD_CPU_STACK_SIZE", 256 * 1024);
@@ -111,7 +109,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
   /// Runs groups [first, last) of d in order, stopping before `stop` (lowered by another
   /// thread's failure) or at the first failure, which it returns.
-  std::optional<failure> run(const launch_desc& d, std::uint64_t serial, i64 first, i64 last, const std::atomic<i64>& stop) {
+  std::optional<failure> run(const launch_desc& d, std::uint64_t serial, i64 first, i64 last,
+                             const std::atomic<i64>& stop) {
     prepare(d, serial);
     last_ = last;
     stop_ = &stop;
@@ -147,7 +146,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   // work-item's record, and ends in a tail call to the switch, as on the reference backend.
   // Else: barrier_slow.
   void barrier(source_location where) override {
-    if (ring_on_) [[likely]] return ring_barrier(where);
+    if (ring_on_) [[likely]]
+      return ring_barrier(where);
     const int self = static_cast<int>(slot_of(current()));
     if (self >= loop_.next || arrived_ == 0 || arrived_ + 1 == n_ || ready_pos_ == ready_.size() ||
         !cpu::same_site(where, round_point_)) [[unlikely]]
@@ -235,7 +235,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   /// of the executor they are started (loop_.next = n_); while they wait to be resumed, a
   /// settled ring lists them as ready, which starts them just as well.
   void open_ring(source_location where) {
-    for (int k = 1; k < n_; ++k) items_[static_cast<std::size_t>(k)].sync.coll = nullptr;  // (it may hold a former group's)
+    for (int k = 1; k < n_; ++k)
+      items_[static_cast<std::size_t>(k)].sync.coll = nullptr;  // (it may hold a former group's)
     fibers_.prepare(1, static_cast<int>(n_), &group_runner::item_entry, this);
     loop_.next = n_;
     ring_on_ = true;
@@ -248,7 +249,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   /// Leaves the ring (if it is on): the items from F up to R have arrived at the round's barrier
   /// (waiting_, in ring order), those after R up to F wait to be resumed (ready_, in ring order).
   void settle() {
-    if (ring_on_) [[unlikely]] settle_ring();
+    if (ring_on_) [[unlikely]]
+      settle_ring();
   }
   [[gnu::noinline]] void settle_ring() {
     ring_on_ = false;
@@ -296,7 +298,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
         if (last) whole_arrived_[static_cast<std::size_t>(sg)] = 0;
       } else {
         auto& scopes = pending_[static_cast<std::size_t>(sg)];
-        auto p = std::find_if(scopes.begin(), scopes.end(), [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
+        auto p = std::find_if(scopes.begin(), scopes.end(),
+                              [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
         if (p == scopes.end()) p = scopes.insert(scopes.end(), pending_scope{begin, lanes, 0});
         last = ++p->arrived == present;
         if (last) scopes.erase(p);
@@ -350,7 +353,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     const i64 size = std::min<i64>(gs_.sub_group_width, n_ - sg * gs_.sub_group_width);
     cpu::collective* at[64];
     for (i64 l = 0; l < lanes; ++l)
-      at[l] = begin + l < size ? items_[static_cast<std::size_t>(sg * gs_.sub_group_width + begin + l)].sync.coll : nullptr;
+      at[l] =
+          begin + l < size ? items_[static_cast<std::size_t>(sg * gs_.sub_group_width + begin + l)].sync.coll : nullptr;
     const cpu::scope s{gs_.sub_group_width, size, begin, lanes, at};
     i64 lane = 0;
     if (std::string bad = check_agreement(s, &lane); !bad.empty())
@@ -551,11 +555,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   i64 group_ = 0, last_ = 0, first_group_ = 0;
   const std::atomic<i64>* stop_ = nullptr;
   bool done_ = false;
-  i64 suspended_ = 0;  // suspensions in this group
+  i64 suspended_ = 0;                                // suspensions in this group
   std::vector<std::vector<pending_scope>> pending_;  // per sub-group: segments with arrivals
-  std::vector<i64> whole_arrived_;                    // per sub-group: arrivals without a segment
-  bool ring_on_ = false;    // the group's barrier state is ring_'s (see ring_barrier)
-  cpu::barrier_ring ring_;  // (cpu::current_ring while the inline switch may use it)
+  std::vector<i64> whole_arrived_;                   // per sub-group: arrivals without a segment
+  bool ring_on_ = false;                             // the group's barrier state is ring_'s (see ring_barrier)
+  cpu::barrier_ring ring_;                           // (cpu::current_ring while the inline switch may use it)
 
   std::vector<local_alloc> locals_;
   std::uint64_t group_epoch_ = 0;

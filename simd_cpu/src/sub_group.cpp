@@ -31,14 +31,31 @@ using ki::detail::cpu::fast_fold;
 
 constexpr i64 max_lanes = 64;
 
-
 /// The transparent form of a standard function object, which also applies to xsimd batches.
-template <class Op> struct transparent { using type = Op; };
-template <class T> struct transparent<std::plus<T>> { using type = std::plus<>; };
-template <class T> struct transparent<std::multiplies<T>> { using type = std::multiplies<>; };
-template <class T> struct transparent<std::bit_and<T>> { using type = std::bit_and<>; };
-template <class T> struct transparent<std::bit_or<T>> { using type = std::bit_or<>; };
-template <class T> struct transparent<std::bit_xor<T>> { using type = std::bit_xor<>; };
+template <class Op>
+struct transparent {
+  using type = Op;
+};
+template <class T>
+struct transparent<std::plus<T>> {
+  using type = std::plus<>;
+};
+template <class T>
+struct transparent<std::multiplies<T>> {
+  using type = std::multiplies<>;
+};
+template <class T>
+struct transparent<std::bit_and<T>> {
+  using type = std::bit_and<>;
+};
+template <class T>
+struct transparent<std::bit_or<T>> {
+  using type = std::bit_or<>;
+};
+template <class T>
+struct transparent<std::bit_xor<T>> {
+  using type = std::bit_xor<>;
+};
 
 // n >= 1 lanes are gathered before any is read; GCC cannot see it through the memcpy loop.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -134,7 +151,6 @@ const std::vector<fast_entry>& fast_table() {
   }();
   return t;
 }
-
 
 }  // namespace
 

@@ -52,11 +52,22 @@ struct private_values {
     }
     i64 dsum = 0;
     for (std::size_t k = 0; k < n; ++k) dsum += dyn[k];
-    const double v[values_per_item] = {
-        static_cast<double>(a), static_cast<double>(b), static_cast<double>(c), static_cast<double>(d),
-        static_cast<double>(e), static_cast<double>(f), static_cast<double>(u), static_cast<double>(self - &out[0]),
-        x, y, static_cast<double>(s), static_cast<double>(z), aligned[0] + aligned[1], aligned[2] - aligned[3],
-        static_cast<double>(dsum), static_cast<double>(n)};
+    const double v[values_per_item] = {static_cast<double>(a),
+                                       static_cast<double>(b),
+                                       static_cast<double>(c),
+                                       static_cast<double>(d),
+                                       static_cast<double>(e),
+                                       static_cast<double>(f),
+                                       static_cast<double>(u),
+                                       static_cast<double>(self - &out[0]),
+                                       x,
+                                       y,
+                                       static_cast<double>(s),
+                                       static_cast<double>(z),
+                                       aligned[0] + aligned[1],
+                                       aligned[2] - aligned[3],
+                                       static_cast<double>(dsum),
+                                       static_cast<double>(n)};
     for (int k = 0; k < values_per_item; ++k) out[values_per_item * ki::get_global_id().x + k] = v[k];
   }
 };
@@ -81,10 +92,22 @@ std::vector<double> private_values_expected(i64 l, int rounds) {
   }
   i64 dsum = 0;
   for (i64 v : dyn) dsum += v;
-  return {static_cast<double>(a), static_cast<double>(b), static_cast<double>(c), static_cast<double>(d),
-          static_cast<double>(e), static_cast<double>(f), static_cast<double>(u), static_cast<double>(l),
-          x, y, static_cast<double>(s), static_cast<double>(z), aligned[0] + aligned[1], aligned[2] - aligned[3],
-          static_cast<double>(dsum), static_cast<double>(n)};
+  return {static_cast<double>(a),
+          static_cast<double>(b),
+          static_cast<double>(c),
+          static_cast<double>(d),
+          static_cast<double>(e),
+          static_cast<double>(f),
+          static_cast<double>(u),
+          static_cast<double>(l),
+          x,
+          y,
+          static_cast<double>(s),
+          static_cast<double>(z),
+          aligned[0] + aligned[1],
+          aligned[2] - aligned[3],
+          static_cast<double>(dsum),
+          static_cast<double>(n)};
 }
 
 /// Two barriers per round at two call sites; between them every work-item reads what its
@@ -154,7 +177,8 @@ TEST_CASE("barrier ring: private values of every kind survive barriers", "[simd_
         for (int k = 0; k < values_per_item; ++k) {
           const double got = h[static_cast<std::size_t>(values_per_item * i + k)];
           if (got != want[static_cast<std::size_t>(k)] && bad++ < 5)
-            UNSCOPED_INFO("item " << i << " value " << k << ": " << got << ", want " << want[static_cast<std::size_t>(k)]);
+            UNSCOPED_INFO("item " << i << " value " << k << ": " << got << ", want "
+                                  << want[static_cast<std::size_t>(k)]);
         }
       }
       INFO(threads << " threads, " << items << " items per group");
@@ -203,7 +227,8 @@ TEST_CASE("barrier ring: sub-group functions between ring rounds", "[simd_cpu][b
     }
 }
 
-TEST_CASE("barrier ring: errors of a group in the ring name the work-item and the barrier", "[simd_cpu][barrier_ring]") {
+TEST_CASE("barrier ring: errors of a group in the ring name the work-item and the barrier",
+          "[simd_cpu][barrier_ring]") {
   const B b{.threads = 1};
   const i64 n = 16, odd = 3;
   const auto run = [&](int what, int rounds) -> ki::kernel_error {
@@ -230,9 +255,12 @@ TEST_CASE("barrier ring: errors of a group in the ring name the work-item and th
       const auto site_of = [&](const std::string& items) {
         const std::string key = "items " + items + " wait at barrier ";
         const auto p = m.find(key);
-        return p == std::string::npos ? std::string("?") : m.substr(p + key.size(), m.find_first_of("; ", p + key.size()) - p - key.size());
+        return p == std::string::npos
+                   ? std::string("?")
+                   : m.substr(p + key.size(), m.find_first_of("; ", p + key.size()) - p - key.size());
       };
-      const std::string others = "0-" + std::to_string(odd - 1) + ", " + std::to_string(odd + 1) + "-" + std::to_string(n - 1);
+      const std::string others =
+          "0-" + std::to_string(odd - 1) + ", " + std::to_string(odd + 1) + "-" + std::to_string(n - 1);
       const auto site_of_odd = site_of(std::to_string(odd)), site_of_0 = site_of(others);
       CHECK_THAT(site_of_odd, ContainsSubstring("barrier_ring.cpp:"));
       CHECK_THAT(site_of_0, ContainsSubstring("barrier_ring.cpp:"));

@@ -63,7 +63,7 @@ i64 depth(i64 n) {
 }
 struct deep_recursion {
   KI_DEVICE void operator()(ki::span<i64> out) const {
-    ki::barrier();  // on a fiber of its own from here on
+    ki::barrier();                             // on a fiber of its own from here on
     out[ki::get_global_id().x] = depth(1000);  // ~4 MB of stack
   }
 };
@@ -107,8 +107,9 @@ struct where_am_i {
     const auto g = ki::get_global_id();
     const i64 lin = l.x + n.x * (l.y + n.y * l.z);
     const i64 slot = 10 * (ki::get_group_id().x * n.x * n.y * n.z + lin);
-    const i64 v[10] = {l.x, l.y, l.z, g.x, g.y, g.z, ki::get_sub_group_id(), ki::get_sub_group_local_id(),
-                       ki::get_sub_group_size(), lin};
+    const i64 v[10] = {
+        l.x, l.y, l.z, g.x, g.y, g.z, ki::get_sub_group_id(), ki::get_sub_group_local_id(), ki::get_sub_group_size(),
+        lin};
     for (int k = 0; k < 10; ++k) out[slot + k] = v[k];
   }
 };
@@ -154,8 +155,8 @@ void check_collectives(const B& b, i64 items) {
   // Floating point: 1 and 2 only, so that products and sums are exact in any grouping (the
   // vector fold may regroup them, which the spec allows; exact values make that invisible).
   for (i64 i = 0; i < n; ++i)
-    in[static_cast<std::size_t>(i)] =
-        std::is_floating_point_v<T> ? static_cast<T>(1 + (i * 37 + 11) % 5 / 4) : static_cast<T>((i * 37 + 11) % 13 + 1);
+    in[static_cast<std::size_t>(i)] = std::is_floating_point_v<T> ? static_cast<T>(1 + (i * 37 + 11) % 5 / 4)
+                                                                  : static_cast<T>((i * 37 + 11) % 13 + 1);
   const auto din = ki::to_device(b, in);
   auto out = ki::allocate<T>(b, 3 * n);
   ki::launch(b, {.numgroups = 3, .workgroupsize = items}, reduce_scan<T, Op>{}, out, din);
@@ -279,7 +280,8 @@ TEST_CASE("simd_cpu: divergent barriers are reported, not a hang", "[simd_cpu]")
   } catch (const ki::kernel_error& e) {
     CHECK(e.error_kind() == ki::kernel_error::kind::cannot_finish);
     CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
-    CHECK_THAT(std::string(e.what()), ContainsSubstring("items 3-31 wait at barrier executor.cpp:") && ContainsSubstring("; items 0-2 exited"));
+    CHECK_THAT(std::string(e.what()), ContainsSubstring("items 3-31 wait at barrier executor.cpp:") &&
+                                          ContainsSubstring("; items 0-2 exited"));
   }
   ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, two_barriers{}, out);
   CHECK_THROWS_AS(ki::synchronize(b), ki::kernel_error);
@@ -397,9 +399,10 @@ TEST_CASE("simd_cpu: the item loop gives every work-item its coordinates, with a
           for (i64 z = 0, lin = 0; z < shape[2]; ++z)
             for (i64 y = 0; y < shape[1]; ++y)
               for (i64 x = 0; x < shape[0]; ++x, ++lin) {
-                const i64 expect[10] = {x, y, z, g * shape[0] + x, y, z, lin / w, lin % w,
-                                        std::min(w, items - lin / w * w), lin};
-                for (int k = 0; k < 10; ++k) bad += h[static_cast<std::size_t>(10 * (g * items + lin) + k)] != expect[k];
+                const i64 expect[10] = {
+                    x, y, z, g * shape[0] + x, y, z, lin / w, lin % w, std::min(w, items - lin / w * w), lin};
+                for (int k = 0; k < 10; ++k)
+                  bad += h[static_cast<std::size_t>(10 * (g * items + lin) + k)] != expect[k];
               }
         INFO("W = " << w << ", shape " << shape[0] << "x" << shape[1] << "x" << shape[2] << ", sync_sg " << sync_sg);
         CHECK(bad == 0);

@@ -36,8 +36,19 @@ using i64 = std::int64_t;
 /// The misuses of the diagnostics tests, one kernel: work-item `who` of group `group` does
 /// `what` (the others behave).
 enum class misuse : int {
-  throws_after_barrier, span_out_of_bounds, local_out_of_bounds, overflows_stack, exits_early, other_barrier,
-  three_ways, bad_width, bad_mask, offsets_differ, shuffle_by_half, too_much_local_memory, null_write,
+  throws_after_barrier,
+  span_out_of_bounds,
+  local_out_of_bounds,
+  overflows_stack,
+  exits_early,
+  other_barrier,
+  three_ways,
+  bad_width,
+  bad_mask,
+  offsets_differ,
+  shuffle_by_half,
+  too_much_local_memory,
+  null_write,
 };
 
 [[gnu::noinline]] i64 recurse(volatile char* up, i64 depth) {
@@ -78,15 +89,9 @@ struct misbehave {
         if (!in_group || l < 32) ki::barrier();
         else if (l < 36) (void)ki::sub_group_reduce(std::plus<>{}, l, 8);
         break;
-      case misuse::bad_width:
-        out[ki::get_global_id().x] = ki::shfl_down(l, 1, me ? 3 : 8);
-        break;
-      case misuse::bad_mask:
-        out[ki::get_global_id().x] = ki::shfl_xor(l, me ? 40 : 1);
-        break;
-      case misuse::offsets_differ:
-        out[ki::get_global_id().x] = ki::shfl_down(l, me ? 2 : 1);
-        break;
+      case misuse::bad_width: out[ki::get_global_id().x] = ki::shfl_down(l, 1, me ? 3 : 8); break;
+      case misuse::bad_mask: out[ki::get_global_id().x] = ki::shfl_xor(l, me ? 40 : 1); break;
+      case misuse::offsets_differ: out[ki::get_global_id().x] = ki::shfl_down(l, me ? 2 : 1); break;
       case misuse::shuffle_by_half:
         if (!in_group || l % 32 <= who % 32) out[ki::get_global_id().x] = ki::shfl_xor(l, 1);
         break;
@@ -106,8 +111,8 @@ struct misbehave {
 };
 
 ki::reference::backend reference_backend() {
-  ki::reference::backend b{.device = ki::reference::profile::preset("cuda"), .threads = 1, .stack_size = 64 * 1024,
-                           .print_warnings = false};
+  ki::reference::backend b{
+      .device = ki::reference::profile::preset("cuda"), .threads = 1, .stack_size = 64 * 1024, .print_warnings = false};
   b.device.max_local_memory = ki::simd_cpu::max_local_memory;
   return b;
 }
@@ -116,9 +121,9 @@ const ki::simd_cpu::backend simd_backend{.threads = 1, .stack_size = 64 * 1024, 
 /// The message with the backend's own names replaced, so that two backends' can be compared.
 std::string normalized(std::string m) {
   for (const auto& [from, to] : {std::pair<std::string, std::string>{"ki::reference", "ki::<backend>"},
-                                {"ki::simd_cpu", "ki::<backend>"},
-                                {"KI_REFERENCE_", "KI_<BACKEND>_"},
-                                {"KI_SIMD_CPU_", "KI_<BACKEND>_"}})
+                                 {"ki::simd_cpu", "ki::<backend>"},
+                                 {"KI_REFERENCE_", "KI_<BACKEND>_"},
+                                 {"KI_SIMD_CPU_", "KI_<BACKEND>_"}})
     for (std::size_t p; (p = m.find(from)) != std::string::npos;) m.replace(p, from.size(), to);
   return m;
 }
@@ -185,7 +190,8 @@ void same_report_with_input(const char* what, K k, i64 groups, i64 n, const A&..
 
 }  // namespace
 
-TEST_CASE("diagnostics: both CPU backends report the same kind and message (the bug gallery)", "[simd_cpu][same_diagnostics]") {
+TEST_CASE("diagnostics: both CPU backends report the same kind and message (the bug gallery)",
+          "[simd_cpu][same_diagnostics]") {
   // (The races are found in checked-access mode only, which is the oracle's: here, compiled in
   // the default mode, both backends run them without a report.)
   same_report("local_write_write_race", ki_bugs::local_write_write_race{}, 1, 64);
@@ -198,11 +204,13 @@ TEST_CASE("diagnostics: both CPU backends report the same kind and message (the 
   same_report("collective_after_return", ki_bugs::collective_after_return{}, 1, 8);
   same_report("different_collectives", ki_bugs::different_collectives{}, 1, 128);
   same_report("non_uniform_shuffle", ki_bugs::non_uniform_shuffle{}, 1, 64);
-  same_report_with_input("tiled_loop_missing_trailing_barrier", ki_bugs::tiled_loop_missing_trailing_barrier{}, 1, 64, i64{4});
+  same_report_with_input("tiled_loop_missing_trailing_barrier", ki_bugs::tiled_loop_missing_trailing_barrier{}, 1, 64,
+                         i64{4});
   same_report_with_input("tiled_loop_correct", ki_bugs::tiled_loop_correct{}, 1, 64, i64{4});
 }
 
-TEST_CASE("diagnostics: both CPU backends report the same kind and message (every always-on check)", "[simd_cpu][same_diagnostics]") {
+TEST_CASE("diagnostics: both CPU backends report the same kind and message (every always-on check)",
+          "[simd_cpu][same_diagnostics]") {
   const struct {
     const char* name;
     misuse what;

@@ -78,7 +78,8 @@ void BM_copy_d2d(benchmark::State& state) {
   ki::synchronize(b);
   const auto s = ki_stream();
   const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(n_elements);
-  event_loop(state, s, [&] { check(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s), "copy"); });
+  event_loop(state, s,
+             [&] { check(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s), "copy"); });
   state.SetBytesProcessed(static_cast<i64>(state.iterations()) * 2 * static_cast<i64>(bytes));  // read + write
 }
 
@@ -201,8 +202,8 @@ class reporter : public ki_bench::summary_reporter_base {
       print("  vector add / d2d copy bandwidth  %6.3f  (%.1f / %.1f GB/s; target >= 0.9)\n", *vadd / *copy, *vadd / 1e9,
             *copy / 1e9);
     if (raw_r && ki_r)
-      print("  ki / raw sub-group reduction     %6.3f  (%.1f / %.1f GB/s; target >= 0.8)\n", *ki_r / *raw_r, *ki_r / 1e9,
-            *raw_r / 1e9);
+      print("  ki / raw sub-group reduction     %6.3f  (%.1f / %.1f GB/s; target >= 0.8)\n", *ki_r / *raw_r,
+            *ki_r / 1e9, *raw_r / 1e9);
     if (raw_l && ki_l)
       print("  ki / raw launch time             %6.3f  (%.0f / %.0f ns per launch; target <= 1.1)\n", *ki_l / *raw_l,
             *ki_l, *raw_l);

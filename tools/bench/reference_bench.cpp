@@ -215,11 +215,12 @@ class minimal_ring {
     // Each fiber starts at entry() the first time it is switched to; fibers still suspended
     // when the count is reached are simply forgotten (nothing on their stacks needs unwinding).
     for (int k = 0; k < n_; ++k) {
-      auto top = reinterpret_cast<std::uintptr_t>(stacks_[static_cast<std::size_t>(k)].get() + stack_bytes) & ~std::uintptr_t{15};
+      auto top = reinterpret_cast<std::uintptr_t>(stacks_[static_cast<std::size_t>(k)].get() + stack_bytes) &
+                 ~std::uintptr_t{15};
       auto** p = reinterpret_cast<void**>(top);
-      *--p = nullptr;                               // entry's return address (it never returns)
-      *--p = reinterpret_cast<void*>(&entry);       // where ki_bench_swap "returns" to
-      for (int r = 0; r < 6; ++r) *--p = nullptr;   // rbp rbx r12 r13 r14 r15
+      *--p = nullptr;                              // entry's return address (it never returns)
+      *--p = reinterpret_cast<void*>(&entry);      // where ki_bench_swap "returns" to
+      for (int r = 0; r < 6; ++r) *--p = nullptr;  // rbp rbx r12 r13 r14 r15
       sp_[static_cast<std::size_t>(k)] = p;
     }
     done_ = 0;
@@ -283,7 +284,13 @@ void BM_ki_vadd(benchmark::State& state) {
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
 }
-BENCHMARK(BM_ki_vadd)->Args({vadd_n, 0})->Args({vadd_n, 1})->Args({1 << 20, 0})->Args({1 << 20, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ki_vadd)
+    ->Args({vadd_n, 0})
+    ->Args({vadd_n, 1})
+    ->Args({1 << 20, 0})
+    ->Args({1 << 20, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 /// The same arrays, a plain loop; range(1) threads.
 void BM_plain_vadd(benchmark::State& state) {
@@ -337,7 +344,12 @@ void BM_ki_reduce(benchmark::State& state) {
   timed_loop(state, "ns_per_item_barrier", static_cast<double>(d.groups() * group_size * 9), launch);
   state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
 }
-BENCHMARK(BM_ki_reduce)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({vadd_n, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ki_reduce)
+    ->Args({1 << 20, 0})
+    ->Args({1 << 20, 1})
+    ->Args({vadd_n, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 /// A plain loop summing each chunk of 256 in order (what one would write on the host); range(1) threads.
 void BM_plain_reduce(benchmark::State& state) {
@@ -392,7 +404,8 @@ class summary_reporter : public summary_reporter_base {
     const auto bar = median("BM_ki_barrier", "ns_per_item_barrier");
     const auto ring = median("BM_fiber_core_ring", "ns_per_switch");
     const auto minimal = median("BM_minimal_switch_ring", "ns_per_switch");
-    if (bar) print("  barrier (256 items x 1000 barriers, threads=1): %7.2f ns per item per barrier (target <= 15)\n", *bar);
+    if (bar)
+      print("  barrier (256 items x 1000 barriers, threads=1): %7.2f ns per item per barrier (target <= 15)\n", *bar);
     if (ring) print("  fiber_core ring switch (256 fibers):             %7.2f ns per switch\n", *ring);
     if (minimal) print("  bare minimal switch ring (outside the core):    %7.2f ns per switch\n", *minimal);
     if (bar && ring) print("  barrier / fiber_core switch:                     %7.2fx\n", *bar / *ring);

@@ -346,7 +346,9 @@ void BM_ki_sg_reduce(benchmark::State& state) {
     ki::synchronize(b);
   };
   const auto check = [&]() -> std::string {
-    return d.total.data()[0] == d.expect ? "" : "total " + std::to_string(d.total.data()[0]) + " != " + std::to_string(d.expect);
+    return d.total.data()[0] == d.expect
+               ? ""
+               : "total " + std::to_string(d.total.data()[0]) + " != " + std::to_string(d.expect);
   };
   if (!first_run_ok(state, launch, check)) return;
   for (auto _ : state) launch();
@@ -384,7 +386,8 @@ template <class B>
 struct byte_data {
   explicit byte_data(const B& be) : expect(bins, 0) {
     std::vector<std::uint8_t> h(static_cast<std::size_t>(hist_n));
-    for (i64 i = 0; i < hist_n; ++i) h[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+    for (i64 i = 0; i < hist_n; ++i)
+      h[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
     for (auto v : h) ++expect[v];
     x = ki::to_device(be, h);
     hist = ki::zeros<std::uint32_t>(be, bins);
@@ -585,8 +588,10 @@ const bool registered = [] {
   benchmark::RegisterBenchmark("BM_simd_barrier", BM_ki_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_reference_barrier", BM_ki_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_plain_barrier", BM_plain_barrier)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_simd_first_barrier", BM_ki_first_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_reference_first_barrier", BM_ki_first_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_simd_first_barrier", BM_ki_first_barrier<simd_backend>)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_reference_first_barrier", BM_ki_first_barrier<ref_backend>)
+      ->Unit(benchmark::kMillisecond);
   return true;
 }();
 
@@ -634,8 +639,8 @@ class summary_reporter : public summary_reporter_base {
                    p = rate("BM_plain_vadd/16777216" + suffix, "bytes_per_second", 1e-9);
         if (c && p)
           print("  %-34s %s %9.3f GB/s | /plain %6.3fx (a ceiling for one work-item at a time)\n",
-                (std::string("vadd 2^24, plain ") + k).c_str(), *k == 's' ? "not vectorised   " : "kernel body, checks", *c,
-                *c / *p);
+                (std::string("vadd 2^24, plain ") + k).c_str(), *k == 's' ? "not vectorised   " : "kernel body, checks",
+                *c, *c / *p);
       }
       row("tree reduction 2^24", suffix, "BM_simd_tree_reduce", "BM_plain_tree_reduce", "BM_reference_tree_reduce",
           "bytes_per_second", 1e-9, "GB/s");

@@ -185,8 +185,7 @@ class summary_reporter : public summary_reporter_base {
       std::string a = "/";  // (not "/" + to_string: GCC 12 warns falsely, -Wrestrict)
       a += std::to_string(w);
       const auto sgb = median("BM_ki_sub_group_barrier" + a, op_counter),
-                 shf = median("BM_ki_shfl_xor" + a, op_counter),
-                 red = median("BM_ki_sub_group_reduce" + a, op_counter);
+                 shf = median("BM_ki_shfl_xor" + a, op_counter), red = median("BM_ki_sub_group_reduce" + a, op_counter);
       print("  %5d ", w);
       cell(sgb, "%10.2f ");
       cell(shf, "%10.2f ");

@@ -143,7 +143,8 @@ std::vector<difference> compare(const run_result& base, const run_result& r) {
   }
   const std::size_t n = std::max(base.out_lines.size(), r.out_lines.size());
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string a = i < base.out_lines.size() ? base.out_lines[i] : "", b = i < r.out_lines.size() ? r.out_lines[i] : "";
+    const std::string a = i < base.out_lines.size() ? base.out_lines[i] : "",
+                      b = i < r.out_lines.size() ? r.out_lines[i] : "";
     if (a == b) continue;
     std::string na, nb;
     std::vector<std::string> va, vb;
@@ -187,7 +188,8 @@ std::vector<std::string> kinds_in(const std::string& json) {
     const auto s = p + 9, e = json.find('"', s);
     const auto sv = json.find("\"severity\":\"", e);
     const auto sve = sv == std::string::npos ? sv : json.find('"', sv + 12);
-    k.push_back((sv == std::string::npos ? std::string() : json.substr(sv + 12, sve - sv - 12) + " ") + json.substr(s, e - s));
+    k.push_back((sv == std::string::npos ? std::string() : json.substr(sv + 12, sve - sv - 12) + " ") +
+                json.substr(s, e - s));
   }
   return k;
 }
@@ -241,7 +243,8 @@ int main(int argc, char** argv) {
   if (i >= argc) return usage();
   const std::vector<std::string> prog(argv + i, argv + argc);
   const char* tmp = std::getenv("TMPDIR");
-  const std::string report_path = std::string(tmp && *tmp ? tmp : "/tmp") + "/ki-check-" + std::to_string(getpid()) + ".jsonl";
+  const std::string report_path =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/ki-check-" + std::to_string(getpid()) + ".jsonl";
 
   std::vector<run_result> runs;
   std::vector<std::vector<difference>> diffs;
@@ -263,21 +266,24 @@ int main(int argc, char** argv) {
 
   if (json) {
     std::ostringstream os;
-    os << "{\"program\":" << json_string(command_line(prog)) << ",\"profile\":" << json_string(profile) << ",\"seeds\":" << seeds
-       << ",\"found\":" << (found ? "true" : "false") << ",\"runs\":[";
+    os << "{\"program\":" << json_string(command_line(prog)) << ",\"profile\":" << json_string(profile)
+       << ",\"seeds\":" << seeds << ",\"found\":" << (found ? "true" : "false") << ",\"runs\":[";
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const auto& r = runs[k];
-      os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"order\":\"" << order_of(r.seed) << "\",\"exit\":" << r.status
-         << ",\"replay\":" << json_string("KI_REFERENCE_SEED=" + std::to_string(r.seed) + " KI_REFERENCE_THREADS=1 " + command_line(prog))
+      os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"order\":\"" << order_of(r.seed)
+         << "\",\"exit\":" << r.status << ",\"replay\":"
+         << json_string("KI_REFERENCE_SEED=" + std::to_string(r.seed) + " KI_REFERENCE_THREADS=1 " + command_line(prog))
          << ",\"differences\":[";
       for (std::size_t j = 0; j < diffs[k].size(); ++j) {
         const auto& d = diffs[k][j];
         os << (j ? "," : "") << "{\"what\":\"" << d.what << "\",\"line\":" << d.line;
         if (d.what == "buffer") {
-          os << ",\"buffer\":" << json_string(d.buffer) << ",\"count\":" << d.count << ",\"elements\":" << d.total << ",\"first\":[";
+          os << ",\"buffer\":" << json_string(d.buffer) << ",\"count\":" << d.count << ",\"elements\":" << d.total
+             << ",\"first\":[";
           for (std::size_t e = 0; e < d.first.size(); ++e)
-            os << (e ? "," : "") << "{\"index\":" << d.first[e].index << ",\"baseline\":" << json_string(d.first[e].base)
-               << ",\"value\":" << json_string(d.first[e].value) << "}";
+            os << (e ? "," : "") << "{\"index\":" << d.first[e].index
+               << ",\"baseline\":" << json_string(d.first[e].base) << ",\"value\":" << json_string(d.first[e].value)
+               << "}";
           os << "]";
         } else {
           os << ",\"baseline\":" << json_string(d.base) << ",\"value\":" << json_string(d.value);
@@ -309,7 +315,8 @@ int main(int argc, char** argv) {
       if (d.what == "exit") {
         std::printf("  exit status %s (seed 0: %s)\n", d.value.c_str(), d.base.c_str());
       } else if (d.what == "buffer") {
-        std::printf("  buffer '%s' (output line %zu) differs in %zu of %zu elements; first:", d.buffer.c_str(), d.line, d.count, d.total);
+        std::printf("  buffer '%s' (output line %zu) differs in %zu of %zu elements; first:", d.buffer.c_str(), d.line,
+                    d.count, d.total);
         for (const auto& e : d.first) std::printf(" [%zu] %s -> %s;", e.index, e.base.c_str(), e.value.c_str());
         std::printf("\n");
       } else {
@@ -324,14 +331,18 @@ int main(int argc, char** argv) {
     }
     if (verbose && !r.err.empty()) std::printf("  stderr:\n%s", r.err.c_str());
     if (!diffs[k].empty() || !kinds.empty())
-      std::printf("  replay: KI_REFERENCE_SEED=%llu KI_REFERENCE_THREADS=1%s%s %s\n", static_cast<unsigned long long>(r.seed),
+      std::printf("  replay: KI_REFERENCE_SEED=%llu KI_REFERENCE_THREADS=1%s%s %s\n",
+                  static_cast<unsigned long long>(r.seed),
                   profile.empty() ? "" : " KI_REFERENCE_PROFILE=", profile.c_str(), command_line(prog).c_str());
   }
   if (differing > 0)
-    std::printf("ki-check: FOUND: the output differs from seed 0 under %zu of %llu seeds: it depends on the schedule (a race, "
-                "an uninitialised read or a sub-group layout assumption)\n",
-                differing, static_cast<unsigned long long>(seeds - 1));
-  if (with_errors > 0) std::printf("ki-check: FOUND: launches failed under %zu seeds (see the oracle reports)\n", with_errors);
-  if (!found) std::printf("ki-check: no difference and no error under %llu seeds\n", static_cast<unsigned long long>(seeds));
+    std::printf(
+        "ki-check: FOUND: the output differs from seed 0 under %zu of %llu seeds: it depends on the schedule (a race, "
+        "an uninitialised read or a sub-group layout assumption)\n",
+        differing, static_cast<unsigned long long>(seeds - 1));
+  if (with_errors > 0)
+    std::printf("ki-check: FOUND: launches failed under %zu seeds (see the oracle reports)\n", with_errors);
+  if (!found)
+    std::printf("ki-check: no difference and no error under %llu seeds\n", static_cast<unsigned long long>(seeds));
   return found ? 1 : 0;
 }

@@ -37,9 +37,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::cout << "ki " << KI_VERSION << ": backends in this build: reference"
-            << (KI_ENABLE_CUDA ? ", cuda" : "") << (KI_ENABLE_HIP ? ", hip" : "")
-            << (KI_ENABLE_SIMD_CPU ? ", simd_cpu" : "") << "\n\n";
+  std::cout << "ki " << KI_VERSION << ": backends in this build: reference" << (KI_ENABLE_CUDA ? ", cuda" : "")
+            << (KI_ENABLE_HIP ? ", hip" : "") << (KI_ENABLE_SIMD_CPU ? ", simd_cpu" : "") << "\n\n";
   ki_info::report(std::cout, ki::reference::backend{});
   if (profiles)
     for (const char* name : {"cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict"}) {

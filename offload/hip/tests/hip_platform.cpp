@@ -12,6 +12,4 @@ struct fill {
 };
 }  // namespace
 
-void ki_hip_platform_probe(ki::span<int> out) {
-  ki::launch(ki::hip::backend{}, {.ndrange = out.size()}, fill{}, out);
-}
+void ki_hip_platform_probe(ki::span<int> out) { ki::launch(ki::hip::backend{}, {.ndrange = out.size()}, fill{}, out); }

@@ -149,7 +149,8 @@ thread_local void* tl_start_arg = nullptr;
 /// above): saves the running context in *save and resumes the context `to`.
 /// (The context comes as three words, in registers: a 24-byte struct would be passed in memory,
 /// and reading it back as a whole right after storing it in parts stalls store forwarding.)
-[[gnu::noinline]] void switch_stacks(fiber_context* save, void* sp, [[maybe_unused]] void* pc, [[maybe_unused]] void* bp) {
+[[gnu::noinline]] void switch_stacks(fiber_context* save, void* sp, [[maybe_unused]] void* pc,
+                                     [[maybe_unused]] void* bp) {
 #if KI_FIBER_OWN_SWITCH
   ki_fiber_switch(save, sp, pc, bp);
 #else
@@ -209,9 +210,9 @@ constexpr std::size_t colour_span = 64 * 1024;
 constexpr std::size_t colour_step = 65 * 64;  // one page and one cache line
 
 struct stack {
-  char* base;         // start of the mapping (the guard region)
-  std::size_t total;  // mapping size: guard + usable + colour_span
-  std::size_t colour; // the initial stack pointer is this far below the end of the mapping
+  char* base;          // start of the mapping (the guard region)
+  std::size_t total;   // mapping size: guard + usable + colour_span
+  std::size_t colour;  // the initial stack pointer is this far below the end of the mapping
   char* top() const { return base + total - colour; }
 };
 
@@ -284,7 +285,7 @@ void install_handlers() {
   }
 }
 
-std::atomic<std::uint64_t> handler_generation{1};   // bumped by recheck_fault_handlers
+std::atomic<std::uint64_t> handler_generation{1};      // bumped by recheck_fault_handlers
 thread_local std::uint64_t tl_checked_generation = 0;  // the generation this thread checked
 
 }  // namespace
@@ -297,7 +298,7 @@ struct fiber_core::impl {
   explicit impl(fiber_core& c) : core(c) {}
   fiber_core& core;  // its slots hold the suspended contexts
   int live = 0;      // non-empty slots (so that reset() need not scan them)
-  struct region {  // a stack, for AddressSanitizer (unused otherwise)
+  struct region {    // a stack, for AddressSanitizer (unused otherwise)
     const void* bottom = nullptr;
     std::size_t size = 0;
   };
@@ -311,7 +312,8 @@ struct fiber_core::impl {
     std::size_t size = 0;
     __sanitizer_finish_switch_fiber(fake, &bottom, &size);
     if (from >= 0) {
-      if (slot_region.size() < static_cast<std::size_t>(core.count_)) slot_region.resize(static_cast<std::size_t>(core.count_));
+      if (slot_region.size() < static_cast<std::size_t>(core.count_))
+        slot_region.resize(static_cast<std::size_t>(core.count_));
       slot_region[static_cast<std::size_t>(from)] = {bottom, size};
     }
   }
@@ -329,7 +331,8 @@ struct fiber_core::impl {
   /// Before switching to the context on TSan fiber `to`: remember ours for slot `from_slot`.
   void tsan_leave(int from_slot, void* to) {
     if (from_slot >= 0) {
-      if (slot_tsan.size() < static_cast<std::size_t>(core.count_)) slot_tsan.resize(static_cast<std::size_t>(core.count_), nullptr);
+      if (slot_tsan.size() < static_cast<std::size_t>(core.count_))
+        slot_tsan.resize(static_cast<std::size_t>(core.count_), nullptr);
       slot_tsan[static_cast<std::size_t>(from_slot)] = __tsan_get_current_fiber();
     }
     __tsan_switch_to_fiber(to, 0);
@@ -359,8 +362,8 @@ struct fiber_core::impl {
 #endif
   }
   fiber_context dropped;  // where an ended context "saves" itself
-  int from = -1;      // slot of the context switching away; -1: it has ended (nothing to keep)
-  fault last_fault;  // written by the signal handler, read after siglongjmp
+  int from = -1;          // slot of the context switching away; -1: it has ended (nothing to keep)
+  fault last_fault;       // written by the signal handler, read after siglongjmp
 
   char* get_stack() {
     if (nfree != 0) return free[--nfree];
@@ -456,7 +459,8 @@ void fiber_core::reset(int slots, fiber_context* records, std::size_t stride, in
   stride_ = stride;
   external_ = records != nullptr ? external : 0;
   count_ = slots;
-  if (own_.size() < static_cast<std::size_t>(slots - external_)) own_.resize(static_cast<std::size_t>(slots - external_));
+  if (own_.size() < static_cast<std::size_t>(slots - external_))
+    own_.resize(static_cast<std::size_t>(slots - external_));
   // After a group that finished normally every slot is empty and every stack is free.
   if (impl_->live != 0) abandon_all();
 }
@@ -480,11 +484,13 @@ void fiber_core::prepare(int first, int last, entry_fn entry, void* arg) {
     c = s->new_fiber(entry, arg, top);
     ++s->live;
 #if KI_FIBER_ASAN
-    if (s->slot_region.size() < static_cast<std::size_t>(count_)) s->slot_region.resize(static_cast<std::size_t>(count_));
+    if (s->slot_region.size() < static_cast<std::size_t>(count_))
+      s->slot_region.resize(static_cast<std::size_t>(count_));
     s->slot_region[static_cast<std::size_t>(k)] = {top - s->usable, s->usable};
 #endif
 #if KI_FIBER_TSAN
-    if (s->slot_tsan.size() < static_cast<std::size_t>(count_)) s->slot_tsan.resize(static_cast<std::size_t>(count_), nullptr);
+    if (s->slot_tsan.size() < static_cast<std::size_t>(count_))
+      s->slot_tsan.resize(static_cast<std::size_t>(count_), nullptr);
     s->slot_tsan[static_cast<std::size_t>(k)] = s->tsan_of_stack(top);
 #endif
   }

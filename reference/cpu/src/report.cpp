@@ -24,7 +24,8 @@ std::string reporter::group_head() const {
   return std::string(names_.prefix) + ": kernel '" + kernel_ + "': work-group " + to_string(group_);
 }
 
-kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sync_point at, const std::string& what) const {
+kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sync_point at,
+                                  const std::string& what) const {
   std::ostringstream os;
   os << names_.prefix << ": kernel '" << kernel_ << "': work-item " << to_string(it.local_id) << " (linear "
      << it.local_linear << ") of work-group " << to_string(group_) << " " << what;
@@ -37,7 +38,8 @@ kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sy
   return kernel_error(k, group_, it.local_id, where, os.str());
 }
 
-kernel_error reporter::group_error(kernel_error::kind k, const item_state& first, sync_point at, const std::string& what) const {
+kernel_error reporter::group_error(kernel_error::kind k, const item_state& first, sync_point at,
+                                   const std::string& what) const {
   return kernel_error(k, group_, first.local_id, to_string(at.where), group_head() + ": " + what);
 }
 
@@ -45,8 +47,7 @@ std::string reporter::fault_message(const fiber_core::fault& f, std::size_t stac
   std::ostringstream os;
   if (f.stack_overflow)
     os << "overflowed its fiber stack (stack_size = " << stack_size << " bytes; raise " << names_.stack_setting << ")";
-  else
-    os << "made an invalid memory access at address " << f.address;
+  else os << "made an invalid memory access at address " << f.address;
   return os.str();
 }
 
@@ -75,7 +76,8 @@ reporter::stuck reporter::stuck_message(const std::vector<stuck_item>& items) co
   os << group_head() << " cannot finish: ";
   for (std::size_t i = 0; i < at.size(); ++i) {
     std::sort(at[i].items.begin(), at[i].items.end());
-    os << (i ? "; " : "") << "items " << ranges(at[i].items) << " wait at " << at[i].what << " " << to_string(at[i].where);
+    os << (i ? "; " : "") << "items " << ranges(at[i].items) << " wait at " << at[i].what << " "
+       << to_string(at[i].where);
     if (std::string_view(at[i].what) != barrier_what) {
       std::sort(at[i].sub_groups.begin(), at[i].sub_groups.end());
       os << " (sub-group" << (at[i].sub_groups.size() > 1 ? "s " : " ") << ranges(at[i].sub_groups) << ")";
@@ -88,8 +90,8 @@ reporter::stuck reporter::stuck_message(const std::vector<stuck_item>& items) co
         "sub-groups) the same communication function)";
   if (at.empty())  // (not reached: a group whose items all exited has finished)
     return {kernel_error::kind::cannot_finish, items.empty() ? 0 : items.front().local_linear, "", os.str()};
-  return {at.size() > 1 ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish, at.front().items.front(),
-          to_string(at.front().where), os.str()};
+  return {at.size() > 1 ? kernel_error::kind::barrier_mismatch : kernel_error::kind::cannot_finish,
+          at.front().items.front(), to_string(at.front().where), os.str()};
 }
 
 item_failure reporter::local_memory_exceeded(const source_location& where, std::size_t bytes, std::size_t used,

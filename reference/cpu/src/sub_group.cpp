@@ -85,19 +85,19 @@ std::string check_agreement(const scope& s, i64* differing) {
     const std::string at = std::string(name) + " at " + line_of(*c);
     switch (d) {
       case call_difference::width:
-        return lanes(at + ": width differs", "passes " + std::to_string(first->width), "passes " + std::to_string(c->width));
+        return lanes(at + ": width differs", "passes " + std::to_string(first->width),
+                     "passes " + std::to_string(c->width));
       case call_difference::arg:
         return lanes(at + (op(c->kind).arg == arg_role::mask ? ": mask differs" : ": offset differs"),
                      "passes " + arg_text(*first), "passes " + arg_text(*c));
       case call_difference::type:
-        return lanes(at + ": value types differ", std::string("passes ") + first->type_name, std::string("passes ") + c->type_name);
-      case call_difference::op:
-        return lanes(at + ": operator differs", "", "");
+        return lanes(at + ": value types differ", std::string("passes ") + first->type_name,
+                     std::string("passes ") + c->type_name);
+      case call_difference::op: return lanes(at + ": operator differs", "", "");
       case call_difference::init:
         return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "", "");
       case call_difference::none:
-      case call_difference::site:
-        break;
+      case call_difference::site: break;
     }
   }
   return "";
@@ -108,8 +108,7 @@ std::int64_t perform(const scope& s, unspecified_fill fill, fast_fold fast) {
   const op_row& row = op(c0.kind);
   const i64 W = s.sub_group_width, n = s.sub_group_size;
   switch (row.shape) {
-    case op_shape::sync:
-      return 0;
+    case op_shape::sync: return 0;
     case op_shape::vote:
     case op_shape::fold: {
       // One pass per segment (the participants agree on the width): its work-items are lanes
@@ -123,8 +122,7 @@ std::int64_t perform(const scope& s, unspecified_fill fill, fast_fold fast) {
       }
       return 0;
     }
-    case op_shape::read:
-      break;
+    case op_shape::read: break;
   }
   // Each participant reads one lane.
   i64 unspecified = 0;

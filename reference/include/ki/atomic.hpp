@@ -149,7 +149,7 @@ class atomic_ref_t {
 
  private:
   // Integers in their unsigned type: wrapping, as atomic arithmetic is defined to.
-  using U = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::type_identity<T>>::type;
+  using U = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::type_identity<T> >::type;
   static U add(U a, U b) { return a + b; }
   static U sub(U a, U b) { return a - b; }
   static U bit_and(U a, U b) { return a & b; }
@@ -217,8 +217,9 @@ KI_DEVICE T atomic_fetch_sub(T* p, std::type_identity_t<T> v, memory_order o = m
   return detail::atomic_ref_t<T>(*p).fetch_sub(v, detail::native(o));
 }
 
-#define KI_DETAIL_INTEGER_ONLY(T, what)                                                                 \
-  static_assert(detail::atomic_integer<T>, "ki::" what " needs a 32- or 64-bit integer type: for float " \
+#define KI_DETAIL_INTEGER_ONLY(T, what)                                                      \
+  static_assert(detail::atomic_integer<T>, "ki::" what                                       \
+                                           " needs a 32- or 64-bit integer type: for float " \
                                            "and double, write the update with ki::atomic_update")
 
 template <detail::atomic_value T>
@@ -243,7 +244,8 @@ template <detail::atomic_value T, class F>
 KI_DEVICE T atomic_update(T* p, F f, memory_order o = memory_order::relaxed) {
   detail::atomic_ref_t<T> r(*p);
   T old = r.load(detail::native(detail::load_order(o)));
-  while (!r.compare_exchange_weak(old, static_cast<T>(f(old)), detail::native(o), detail::native(detail::load_order(o)))) {
+  while (
+      !r.compare_exchange_weak(old, static_cast<T>(f(old)), detail::native(o), detail::native(detail::load_order(o)))) {
   }
   return old;
 }
@@ -254,7 +256,8 @@ KI_DEVICE T atomic_fetch_min(T* p, std::type_identity_t<T> v, memory_order o = m
 #if KI_GPU_PASS
   return detail::atomic_ref_t<T>(*p).fetch_min(v, detail::native(o));
 #else
-  return atomic_update(p, [v](T x) { return v < x ? v : x; }, o);  // C++20 has no fetch_min
+  return atomic_update(
+      p, [v](T x) { return v < x ? v : x; }, o);  // C++20 has no fetch_min
 #endif
 }
 template <detail::atomic_value T>
@@ -263,7 +266,8 @@ KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = m
 #if KI_GPU_PASS
   return detail::atomic_ref_t<T>(*p).fetch_max(v, detail::native(o));
 #else
-  return atomic_update(p, [v](T x) { return v > x ? v : x; }, o);
+  return atomic_update(
+      p, [v](T x) { return v > x ? v : x; }, o);
 #endif
 }
 #undef KI_DETAIL_INTEGER_ONLY

@@ -19,11 +19,15 @@ namespace ki {
 
 /// The number of devices available to b.
 template <backend B>
-int ndevices(const B& b) { return backend_traits<B>::ndevices(b); }
+int ndevices(const B& b) {
+  return backend_traits<B>::ndevices(b);
+}
 
 /// The calling thread's active device of b (0-based).
 template <backend B>
-int device(const B& b) { return backend_traits<B>::device(b); }
+int device(const B& b) {
+  return backend_traits<B>::device(b);
+}
 
 /// Select the calling thread's active device of b. id outside [0, ndevices(b)) throws
 /// std::invalid_argument naming it.
@@ -40,16 +44,24 @@ void set_device(const B& b, int id) {
 /// Whether b can be used here (drivers and a device present); empty if the backend can't tell
 /// (the spec's missing).
 template <backend B>
-std::optional<bool> functional(const B& b) { return backend_traits<B>::functional(b); }
+std::optional<bool> functional(const B& b) {
+  return backend_traits<B>::functional(b);
+}
 
 /// Print what the backend considers relevant about itself and its active device.
 template <backend B>
-void versioninfo(std::ostream& os, const B& b) { backend_traits<B>::versioninfo(os, b); }
+void versioninfo(std::ostream& os, const B& b) {
+  backend_traits<B>::versioninfo(os, b);
+}
 template <backend B>
-void versioninfo(const B& b) { versioninfo(std::cout, b); }
+void versioninfo(const B& b) {
+  versioninfo(std::cout, b);
+}
 
 /// Multiprocessors (SMs, CUs, cores ...) of the active device; 0 if unknown. Only for heuristics.
 template <backend B>
-std::int64_t multiprocessor_count(const B& b) { return backend_traits<B>::multiprocessor_count(b); }
+std::int64_t multiprocessor_count(const B& b) {
+  return backend_traits<B>::multiprocessor_count(b);
+}
 
 }  // namespace ki

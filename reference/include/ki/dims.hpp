@@ -17,15 +17,17 @@ class dims {
  public:
   constexpr dims() = default;
   template <class X>
-    requires(std::integral<X> && !std::same_as<X, bool>)
-  constexpr dims(X x) { push(x); }
+  requires(std::integral<X> && !std::same_as<X, bool>) constexpr dims(X x) { push(x); }
   template <class X, class Y>
-    requires(std::integral<X> && std::integral<Y> && !std::same_as<X, bool> && !std::same_as<Y, bool>)
-  constexpr dims(X x, Y y) { push(x), push(y); }
+  requires(std::integral<X>&& std::integral<Y> && !std::same_as<X, bool> &&
+           !std::same_as<Y, bool>) constexpr dims(X x, Y y) {
+    push(x), push(y);
+  }
   template <class X, class Y, class Z>
-    requires(std::integral<X> && std::integral<Y> && std::integral<Z> && !std::same_as<X, bool> &&
-             !std::same_as<Y, bool> && !std::same_as<Z, bool>)
-  constexpr dims(X x, Y y, Z z) { push(x), push(y), push(z); }
+  requires(std::integral<X>&& std::integral<Y>&& std::integral<Z> && !std::same_as<X, bool> && !std::same_as<Y, bool> &&
+           !std::same_as<Z, bool>) constexpr dims(X x, Y y, Z z) {
+    push(x), push(y), push(z);
+  }
 
   /// Number of values given (0: not given).
   constexpr int rank() const { return rank_; }

@@ -18,11 +18,11 @@ namespace ki {
 class kernel_error : public std::runtime_error {
  public:
   enum class kind {
-    exception,         ///< a work-item threw (including ki::span bounds errors)
-    stack_overflow,    ///< a work-item overflowed its fiber stack
-    barrier_mismatch,  ///< work-items wait at different barriers
-    cannot_finish,     ///< some items wait at a barrier, the others exited
-    resource,          ///< e.g. local memory beyond the device's limit
+    exception,            ///< a work-item threw (including ki::span bounds errors)
+    stack_overflow,       ///< a work-item overflowed its fiber stack
+    barrier_mismatch,     ///< work-items wait at different barriers
+    cannot_finish,        ///< some items wait at a barrier, the others exited
+    resource,             ///< e.g. local memory beyond the device's limit
     invalid_collective,   ///< a bad width, offset or mask in a sub-group function
     collective_mismatch,  ///< participants disagree (function, offset, width, op, init), or
                           ///< sub-groups execute different sequences without independent ones
@@ -30,8 +30,7 @@ class kernel_error : public std::runtime_error {
                           ///< nothing orders them
   };
 
-  kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where,
-               const std::string& what)
+  kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where, const std::string& what)
       : std::runtime_error(what), kind_(k), group_(group), local_(local), where_(std::move(where)) {}
 
   kind error_kind() const noexcept { return kind_; }

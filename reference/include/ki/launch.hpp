@@ -70,19 +70,19 @@ class kernel {
   void operator()(const launch_options& o, Args&&... args) const {
     using traits = backend_traits<B>;
     const std::int64_t kmax = traits::kernel_max_work_group_size(*this);
-    const auto g = detail::resolve_geometry(
-        o.numgroups, o.workgroupsize, o.ndrange, o.max_work_group_size, kmax, traits::max_work_group_dims(backend),
-        [&](std::optional<std::int64_t> nitems, std::int64_t bound) {
-          return traits::launch_configuration(*this, nitems, bound);
-        });
+    const auto g = detail::resolve_geometry(o.numgroups, o.workgroupsize, o.ndrange, o.max_work_group_size, kmax,
+                                            traits::max_work_group_dims(backend),
+                                            [&](std::optional<std::int64_t> nitems, std::int64_t bound) {
+                                              return traits::launch_configuration(*this, nitems, bound);
+                                            });
     if (g.empty) return;
     traits::launch(*this, g.groups, g.items, o.options, argconvert(backend, std::forward<Args>(args))...);
   }
   /// Launch one work-group of one work-item (numgroups and workgroupsize default to 1).
   template <class... Args>
-    requires(sizeof...(Args) == 0 || !std::is_same_v<std::remove_cvref_t<std::tuple_element_t<0, std::tuple<Args..., int>>>,
-                                                         launch_options>)
-  void operator()(Args&&... args) const {
+  requires(sizeof...(Args) == 0 ||
+           !std::is_same_v<std::remove_cvref_t<std::tuple_element_t<0, std::tuple<Args..., int>>>, launch_options>) void
+  operator()(Args&&... args) const {
     (*this)(launch_options{}, std::forward<Args>(args)...);
   }
 };
@@ -114,8 +114,9 @@ kernel<B, std::decay_t<F>> launch(const B& b, const launch_spec& s, F&& f, Args&
   if (!s.launch) {
     if (s.numgroups.given() || s.workgroupsize.given() || s.ndrange.given() ||
         s.max_work_group_size != std::numeric_limits<std::int64_t>::max())
-      throw std::invalid_argument("ki::launch: launch = false only compiles; the launch keywords "
-                                  "(numgroups, workgroupsize, ndrange, max_work_group_size) can't be used");
+      throw std::invalid_argument(
+          "ki::launch: launch = false only compiles; the launch keywords "
+          "(numgroups, workgroupsize, ndrange, max_work_group_size) can't be used");
     return k;
   }
   k(launch_options{s.numgroups, s.workgroupsize, s.ndrange, s.max_work_group_size, {}}, std::forward<Args>(args)...);
@@ -129,12 +130,15 @@ void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::arra
             std::tuple<Args...> args, const kwargs& options = {}) {
   using traits = backend_traits<B>;
   for (int i = 0; i < 3; ++i) {
-    if (groups[i] <= 0) detail::bad_launch("groups[" + std::to_string(i) + "] = " + std::to_string(groups[i]) + " must be positive");
-    if (items[i] <= 0) detail::bad_launch("items[" + std::to_string(i) + "] = " + std::to_string(items[i]) + " must be positive");
+    if (groups[i] <= 0)
+      detail::bad_launch("groups[" + std::to_string(i) + "] = " + std::to_string(groups[i]) + " must be positive");
+    if (items[i] <= 0)
+      detail::bad_launch("items[" + std::to_string(i) + "] = " + std::to_string(items[i]) + " must be positive");
     if (items[i] > detail::int64_max / groups[i])
       detail::bad_launch("dimension " + std::to_string(i) + ": groups * items overflows std::int64_t");
   }
-  detail::check_group_size(items, "items", traits::kernel_max_work_group_size(k), traits::max_work_group_dims(k.backend));
+  detail::check_group_size(items, "items", traits::kernel_max_work_group_size(k),
+                           traits::max_work_group_dims(k.backend));
   std::apply([&](auto&... a) { traits::launch(k, groups, items, options, argconvert(k.backend, a)...); }, args);
 }
 

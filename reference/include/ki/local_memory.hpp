@@ -54,18 +54,20 @@ class local_array {
   // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
   KI_DEVICE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
-    if (!detail::in_bounds(k, count)) [[unlikely]] detail::local_out_of_bounds(k, count);
+    if (!detail::in_bounds(k, count)) [[unlikely]]
+      detail::local_out_of_bounds(k, count);
     detail::checked::note(p_, count, sizeof(T), k, i.where);
     return p_[k];
   }
   template <class... I>
-    requires(sizeof...(I) + 1 == sizeof...(Dims) && sizeof...(I) >= 1)
-  KI_DEVICE T& operator()(detail::checked::located_index i0, I... idx) const {
+  requires(sizeof...(I) + 1 == sizeof...(Dims) && sizeof...(I) >= 1) KI_DEVICE T& operator()(
+      detail::checked::located_index i0, I... idx) const {
     const std::int64_t c[] = {i0.value, detail::to_index(idx)...};
     constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
-      if (!detail::in_bounds(c[d], e[d])) [[unlikely]] detail::local_out_of_bounds(c[d], d, e[d]);
+      if (!detail::in_bounds(c[d], e[d])) [[unlikely]]
+        detail::local_out_of_bounds(c[d], d, e[d]);
       lin += c[d] * stride;
       stride *= e[d];
     }
@@ -77,20 +79,22 @@ class local_array {
   KI_DEVICE KI_ALWAYS_INLINE T& operator[](I i) const {
     const std::int64_t k = detail::to_index(i);
 #if !KI_GPU_PASS
-    if (!detail::in_bounds(k, count)) [[unlikely]] detail::local_out_of_bounds(k, count);
+    if (!detail::in_bounds(k, count)) [[unlikely]]
+      detail::local_out_of_bounds(k, count);
 #endif
     return p_[k];
   }
 
   template <class... I>
-    requires(sizeof...(I) == sizeof...(Dims) && sizeof...(I) >= 2)
-  KI_DEVICE KI_ALWAYS_INLINE T& operator()(I... idx) const {
+  requires(sizeof...(I) == sizeof...(Dims) && sizeof...(I) >= 2) KI_DEVICE KI_ALWAYS_INLINE T& operator()(
+      I... idx) const {
     const std::int64_t c[] = {detail::to_index(idx)...};
     constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};  // see extent()
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
 #if !KI_GPU_PASS
-      if (!detail::in_bounds(c[d], e[d])) [[unlikely]] detail::local_out_of_bounds(c[d], d, e[d]);
+      if (!detail::in_bounds(c[d], e[d])) [[unlikely]]
+        detail::local_out_of_bounds(c[d], d, e[d]);
 #endif
       lin += c[d] * stride;
       stride *= e[d];
@@ -116,14 +120,16 @@ template <class T, std::size_t... Dims, class Key>
 KI_DEVICE inline local_array<T, Dims...> localmemory(Key, source_location where = source_location::current()) {
   static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
                 "localmemory<T>: T must be trivially constructible and destructible (it is uninitialised memory)");
-  static_assert(std::is_class_v<Key>, "localmemory: pass a fresh lambda as the call-site key, e.g. localmemory<T, N>([] {})");
+  static_assert(std::is_class_v<Key>,
+                "localmemory: pass a fresh lambda as the call-site key, e.g. localmemory<T, N>([] {})");
   constexpr std::size_t count = (Dims * ...);
 #if KI_GPU_PASS
   (void)where;
   alignas(T) __shared__ unsigned char storage[sizeof(T) * count];  // (clang: alignas first)
   return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
 #else
-  void* p = detail::cpu::exec("localmemory").local_memory(&detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
+  void* p =
+      detail::cpu::exec("localmemory").local_memory(&detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
   return local_array<T, Dims...>(static_cast<T*>(p));
 #endif
 }

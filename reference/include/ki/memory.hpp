@@ -45,8 +45,12 @@ class array {
   array(const array&) = delete;
   array& operator=(const array&) = delete;
   array(array&& o) noexcept
-      : backend_(o.backend_), data_(std::exchange(o.data_, nullptr)), ext_(std::exchange(o.ext_, {0, 1, 1})),
-        unified_(o.unified_), device_(o.device_), released_(std::exchange(o.released_, false)) {}
+      : backend_(o.backend_),
+        data_(std::exchange(o.data_, nullptr)),
+        ext_(std::exchange(o.ext_, {0, 1, 1})),
+        unified_(o.unified_),
+        device_(o.device_),
+        released_(std::exchange(o.released_, false)) {}
   array& operator=(array&& o) noexcept {
     if (this != &o) {
       reset();
@@ -173,8 +177,8 @@ template <class T, backend B>
 array<T, B> allocate(const B& b, const dims& d, alloc_options o = {}) {
   const auto e = detail::checked_extents(d, sizeof(T));
   if (o.unified && !backend_traits<B>::supports_unified(b))
-    throw std::invalid_argument(std::string("ki::allocate: unified = true, but backend ") +
-                                backend_traits<B>::name + " does not support unified memory");
+    throw std::invalid_argument(std::string("ki::allocate: unified = true, but backend ") + backend_traits<B>::name +
+                                " does not support unified memory");
   return array<T, B>(b, e, o.unified);
 }
 

@@ -35,8 +35,8 @@ template <class... A>
 inline constexpr bool always_false = false;
 
 template <class T>
-inline constexpr bool is_char_v = std::is_same_v<T, char> || std::is_same_v<T, signed char> ||
-                                  std::is_same_v<T, unsigned char>;
+inline constexpr bool is_char_v =
+    std::is_same_v<T, char> || std::is_same_v<T, signed char> || std::is_same_v<T, unsigned char>;
 
 /// The printf conversion of an argument of type T (as print passes it, see print_arg).
 template <class A>
@@ -48,11 +48,12 @@ constexpr const char* print_spec() {
   else if constexpr (std::is_integral_v<T>) return sizeof(T) <= 4 ? "%u" : "%llu";
   else if constexpr (std::is_floating_point_v<T>) return "%g";
   else if constexpr (std::is_array_v<T> || std::is_pointer_v<T>) {
-    using E = std::remove_cv_t<std::remove_pointer_t<std::decay_t<T>>>;
+    using E = std::remove_cv_t<std::remove_pointer_t<std::decay_t<T> > >;
     return is_char_v<E> ? "%s" : "%p";
   } else {
-    static_assert(always_false<T>, "ki::print in GPU code takes integers, floating-point numbers, characters, "
-                                   "C strings and pointers");
+    static_assert(always_false<T>,
+                  "ki::print in GPU code takes integers, floating-point numbers, characters, "
+                  "C strings and pointers");
     return "";
   }
 }
@@ -86,7 +87,7 @@ __device__ auto print_arg(const A& a) {
   } else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(a);
   else {
     const auto p = +a;  // arrays decay
-    using E = std::remove_cv_t<std::remove_pointer_t<std::decay_t<T>>>;
+    using E = std::remove_cv_t<std::remove_pointer_t<std::decay_t<T> > >;
     if constexpr (is_char_v<E>) return reinterpret_cast<const char*>(p);
     else return static_cast<const void*>(p);
   }

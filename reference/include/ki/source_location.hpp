@@ -22,8 +22,7 @@ struct source_location {
   unsigned line = 0;
   unsigned column = 0;
 
-  KI_DEVICE static constexpr source_location current(const char* f = __builtin_FILE(),
-                                                     unsigned l = __builtin_LINE(),
+  KI_DEVICE static constexpr source_location current(const char* f = __builtin_FILE(), unsigned l = __builtin_LINE(),
                                                      unsigned c = KI_DETAIL_COLUMN()) noexcept {
     return {f, l, c};
   }

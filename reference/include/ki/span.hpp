@@ -23,13 +23,13 @@ namespace detail {
 // Out of line and cold, taking values: an access inlined into a kernel's loop is then a
 // compare and a never-taken branch, and the span itself can stay in registers.
 [[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n) {
-  throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for a ki::span of " +
-                      std::to_string(n) + " elements");
+  throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for a ki::span of " + std::to_string(n) +
+                      " elements");
 }
 [[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n) {
-  throw out_of_bounds("index (" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " +
-                      std::to_string(i.z) + ") is out of bounds for a ki::span of extents (" +
-                      std::to_string(n.x) + ", " + std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
+  throw out_of_bounds("index (" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) +
+                      ") is out of bounds for a ki::span of extents (" + std::to_string(n.x) + ", " +
+                      std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
 }
 [[noreturn, gnu::noinline, gnu::cold]] inline void local_out_of_bounds(std::int64_t i, std::int64_t n) {
   throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for local memory of " + std::to_string(n) +
@@ -58,12 +58,11 @@ class span {
   using element_type = T;
   span() = default;
   KI_DEVICE span(T* data, std::int64_t size) : data_(data), ext_{size, 1, 1} {}
-  KI_DEVICE span(T* data, xyz<std::int64_t> extents)
-      : data_(data), ext_(extents) {}
+  KI_DEVICE span(T* data, xyz<std::int64_t> extents) : data_(data), ext_(extents) {}
   /// span<T> converts to span<const T>.
   template <class U>
-    requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
-  KI_DEVICE span(span<U> other) : data_(other.data()), ext_(other.extents()) {}
+  requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>) KI_DEVICE span(span<U> other)
+      : data_(other.data()), ext_(other.extents()) {}
 
   KI_DEVICE std::int64_t size() const { return ext_.x * ext_.y * ext_.z; }
   KI_DEVICE xyz<std::int64_t> extents() const { return ext_; }
@@ -73,14 +72,16 @@ class span {
   // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
   KI_DEVICE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
-    if (!detail::in_bounds(k, size())) [[unlikely]] detail::span_out_of_bounds(k, size());
+    if (!detail::in_bounds(k, size())) [[unlikely]]
+      detail::span_out_of_bounds(k, size());
     detail::checked::note(data_, size(), sizeof(T), k, i.where);
     return data_[k];
   }
   template <class J, class K = int>
   KI_DEVICE T& operator()(detail::checked::located_index i, J j, K k = 0) const {
     const xyz<std::int64_t> c{i.value, detail::to_index(j), detail::to_index(k)};
-    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z)) [[unlikely]]
+    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z))
+        [[unlikely]]
       detail::span_out_of_bounds(c, ext_);
     const std::int64_t lin = c.x + ext_.x * (c.y + ext_.y * c.z);
     detail::checked::note(data_, size(), sizeof(T), lin, i.where);
@@ -95,7 +96,8 @@ class span {
   KI_DEVICE KI_ALWAYS_INLINE T& operator[](I i) const {
     const std::int64_t k = detail::to_index(i);
 #if !KI_GPU_PASS
-    if (!detail::in_bounds(k, size())) [[unlikely]] detail::span_out_of_bounds(k, size());
+    if (!detail::in_bounds(k, size())) [[unlikely]]
+      detail::span_out_of_bounds(k, size());
 #endif
     return data_[k];
   }
@@ -105,7 +107,8 @@ class span {
   KI_DEVICE KI_ALWAYS_INLINE T& operator()(I i, J j, K k = 0) const {
     const xyz<std::int64_t> c{detail::to_index(i), detail::to_index(j), detail::to_index(k)};
 #if !KI_GPU_PASS
-    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z)) [[unlikely]]
+    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z))
+        [[unlikely]]
       detail::span_out_of_bounds(c, ext_);
 #endif
     return data_[c.x + ext_.x * (c.y + ext_.y * c.z)];

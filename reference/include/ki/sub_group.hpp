@@ -233,7 +233,6 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
 #endif
 }  // namespace detail
 
-
 // Each function body is one expression per pass: the GPU one (detail/gpu/sub_group.hpp) or
 // the CPU executor's.
 #if KI_GPU_PASS
@@ -257,8 +256,9 @@ KI_DEVICE T shfl(T v, I lane, source_location where = source_location::current()
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl(T v, I lane, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl(v, lane, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(
+      detail::gpu::shfl(v, lane, detail::gpu::width_of(width)),
+      detail::shuffle(detail::cpu::collective_kind::shfl, v, lane, detail::width_value(width), where))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_down(T v, I offset, source_location where = source_location::current()) {
@@ -267,8 +267,9 @@ KI_DEVICE T shfl_down(T v, I offset, source_location where = source_location::cu
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_down(T v, I offset, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_down(v, offset, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(
+      detail::gpu::shfl_down(v, offset, detail::gpu::width_of(width)),
+      detail::shuffle(detail::cpu::collective_kind::shfl_down, v, offset, detail::width_value(width), where))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_up(T v, I offset, source_location where = source_location::current()) {
@@ -277,8 +278,9 @@ KI_DEVICE T shfl_up(T v, I offset, source_location where = source_location::curr
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_up(T v, I offset, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_up(v, offset, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(
+      detail::gpu::shfl_up(v, offset, detail::gpu::width_of(width)),
+      detail::shuffle(detail::cpu::collective_kind::shfl_up, v, offset, detail::width_value(width), where))
 }
 template <detail::shuffle_value T, detail::lane_integer I>
 KI_DEVICE T shfl_xor(T v, I mask, source_location where = source_location::current()) {
@@ -287,8 +289,9 @@ KI_DEVICE T shfl_xor(T v, I mask, source_location where = source_location::curre
 }
 template <detail::shuffle_value T, detail::lane_integer I, detail::lane_integer W>
 KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::shfl_xor(v, mask, detail::gpu::width_of(width)),
-                           detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(
+      detail::gpu::shfl_xor(v, mask, detail::gpu::width_of(width)),
+      detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where))
 }
 
 // Votes: the same result for every work-item of the sub-group (or segment). Ballot bit i is
@@ -296,8 +299,7 @@ KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_locati
 
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_any(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::any(pred, 0),
-                           detail::vote(detail::cpu::collective_kind::any, pred, {}, where))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::any(pred, 0), detail::vote(detail::cpu::collective_kind::any, pred, {}, where))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_any(P pred, W width, source_location where = source_location::current()) {
@@ -306,8 +308,7 @@ KI_DEVICE bool sub_group_any(P pred, W width, source_location where = source_loc
 }
 template <std::same_as<bool> P>
 KI_DEVICE bool sub_group_all(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::all(pred, 0),
-                           detail::vote(detail::cpu::collective_kind::all, pred, {}, where))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::all(pred, 0), detail::vote(detail::cpu::collective_kind::all, pred, {}, where))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE bool sub_group_all(P pred, W width, source_location where = source_location::current()) {
@@ -316,8 +317,7 @@ KI_DEVICE bool sub_group_all(P pred, W width, source_location where = source_loc
 }
 template <std::same_as<bool> P>
 KI_DEVICE std::uint64_t sub_group_ballot(P pred, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::ballot(pred, 0),
-                           detail::ballot(pred, {}, where))
+  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::ballot(pred, 0), detail::ballot(pred, {}, where))
 }
 template <std::same_as<bool> P, detail::lane_integer W>
 KI_DEVICE std::uint64_t sub_group_ballot(P pred, W width, source_location where = source_location::current()) {
@@ -337,8 +337,9 @@ KI_DEVICE T sub_group_reduce(Op op, T v, source_location where = source_location
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_reduce(Op op, T v, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::reduce(op, v, detail::gpu::width_of(width)),
-                           detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(
+      detail::gpu::reduce(op, v, detail::gpu::width_of(width)),
+      detail::fold<T>(detail::cpu::collective_kind::reduce, op, v, nullptr, detail::width_value(width), where))
 }
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_scan(Op op, T v, source_location where = source_location::current()) {
@@ -347,8 +348,9 @@ KI_DEVICE T sub_group_scan(Op op, T v, source_location where = source_location::
 }
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_scan(Op op, T v, W width, source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::scan(op, v, detail::gpu::width_of(width)),
-                           detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(
+      detail::gpu::scan(op, v, detail::gpu::width_of(width)),
+      detail::fold<T>(detail::cpu::collective_kind::scan, op, v, nullptr, detail::width_value(width), where))
 }
 template <class Op, detail::shuffle_value T>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init,
@@ -359,8 +361,9 @@ KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init,
 template <class Op, detail::shuffle_value T, detail::lane_integer W>
 KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init, W width,
                                      source_location where = source_location::current()) {
-  KI_DETAIL_SUB_GROUP_BODY(detail::gpu::exclusive_scan(op, v, static_cast<T>(init), detail::gpu::width_of(width)),
-                           detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, detail::width_value(width), where))
+  KI_DETAIL_SUB_GROUP_BODY(
+      detail::gpu::exclusive_scan(op, v, static_cast<T>(init), detail::gpu::width_of(width)),
+      detail::fold<T>(detail::cpu::collective_kind::exclusive_scan, op, v, &init, detail::width_value(width), where))
 }
 
 /// Wait until every work-item of the sub-group (with a width: of the caller's segment) has

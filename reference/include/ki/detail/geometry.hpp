@@ -34,8 +34,8 @@ inline void check_non_negative(const dims& d, const char* name) {
 }
 
 /// Checks a work-group size against the device and kernel limits.
-inline void check_group_size(const std::array<std::int64_t, 3>& items, const char* what,
-                             std::int64_t kernel_max, const std::array<std::int64_t, 3>& max_dims) {
+inline void check_group_size(const std::array<std::int64_t, 3>& items, const char* what, std::int64_t kernel_max,
+                             const std::array<std::int64_t, 3>& max_dims) {
   std::int64_t total = 1;
   for (int i = 0; i < 3; ++i) {
     if (items[i] > max_dims[i])
@@ -80,8 +80,8 @@ geometry resolve_geometry(const dims& numgroups, const dims& workgroupsize, cons
     const std::int64_t bound = max_work_group_size < kernel_max ? max_work_group_size : kernel_max;
     const std::int64_t s = config(std::optional<std::int64_t>(nitems), bound);
     if (s <= 0 || s > bound)
-      throw std::logic_error("ki: the backend's launch_configuration returned " + std::to_string(s) +
-                             ", outside 1.." + std::to_string(bound));
+      throw std::logic_error("ki: the backend's launch_configuration returned " + std::to_string(s) + ", outside 1.." +
+                             std::to_string(bound));
     std::int64_t left = s;
     for (int i = 0; i < 3; ++i) {
       std::int64_t e = left;

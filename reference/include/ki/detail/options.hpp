@@ -22,10 +22,11 @@ inline std::int64_t maxthreads_of(const kwargs& o, const char* backend) {
     if (const auto* i = std::any_cast<int>(&kw.value)) v = *i;
     else if (const auto* l = std::any_cast<long>(&kw.value)) v = *l;
     else if (const auto* ll = std::any_cast<long long>(&kw.value)) v = *ll;
-    else throw std::invalid_argument(std::string("ki::") + backend + ": compiler option 'maxthreads' must be an integer");
+    else
+      throw std::invalid_argument(std::string("ki::") + backend + ": compiler option 'maxthreads' must be an integer");
     if (v < 1)
-      throw std::invalid_argument(std::string("ki::") + backend + ": compiler option maxthreads = " + std::to_string(v) +
-                                  " must be positive");
+      throw std::invalid_argument(std::string("ki::") + backend +
+                                  ": compiler option maxthreads = " + std::to_string(v) + " must be positive");
     r = v;
   }
   return r;

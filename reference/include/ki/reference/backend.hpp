@@ -124,7 +124,7 @@ namespace detail {
 /// One launch, type-erased: the library's executor calls run_items on a fiber; it runs the
 /// group's unstarted work-items one after another (a work-item that blocks keeps the fiber,
 /// and the executor continues the loop on a new one).
-void validate(const profile& p);      // std::invalid_argument for impossible profiles
+void validate(const profile& p);  // std::invalid_argument for impossible profiles
 
 /// The executor's queue of unstarted work-items of one group, run by the launch's own loop
 /// (so that the kernel call is inlined into it).
@@ -138,7 +138,7 @@ struct item_loop {
 /// until the launch has run.
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name);
-void synchronize(const backend& b);    // rethrows the queue's first failed launch
+void synchronize(const backend& b);                   // rethrows the queue's first failed launch
 void* allocate(const backend& b, std::size_t bytes);  // poisoned
 void free(const backend& b, int device, void* p) noexcept;
 void copy(const backend& b, void* dst, const void* src, std::size_t bytes, copy_kind kind);
@@ -154,9 +154,9 @@ std::int64_t host_threads(const backend& b);
 /// A warning of the oracle: something legal whose result the spec leaves unspecified happened
 /// (e.g. a shuffle read a lane without a work-item). Warnings never stop a kernel.
 struct warning {
-  std::string kind;     ///< e.g. "unspecified-lane-read"
-  std::string where;    ///< file:line of the call
-  std::int64_t count;   ///< how many times, in the launch
+  std::string kind;    ///< e.g. "unspecified-lane-read"
+  std::string where;   ///< file:line of the call
+  std::int64_t count;  ///< how many times, in the launch
   std::string message;
 };
 /// Takes the calling thread's warnings so far (ki::synchronize also prints them to stderr
@@ -233,7 +233,9 @@ struct ki::backend_traits<ki::reference::backend> {
   static bool supports_atomics64(const B& b) { return b.device.atomics64; }
   /// Any trivially copyable type is moved as bytes (the spec's word-wise fallback).
   template <class T>
-  static bool supports_shuffle(const B&) { return std::is_trivially_copyable_v<T>; }
+  static bool supports_shuffle(const B&) {
+    return std::is_trivially_copyable_v<T>;
+  }
 
   /// One compiler option: "maxthreads" (an integer >= 1, as CUDA.jl's): the kernel's
   /// max_work_group_size, below the device's.
@@ -267,9 +269,9 @@ struct ki::backend_traits<ki::reference::backend> {
     const auto& maxg = k.backend.device.max_num_groups;
     for (int i = 0; i < 3; ++i)
       if (groups[i] > maxg[i])
-        throw std::invalid_argument("ki::reference: launch: " + std::to_string(groups[i]) + " work-groups in dimension " +
-                                    std::to_string(i) + " exceed max_num_groups[" + std::to_string(i) +
-                                    "] = " + std::to_string(maxg[i]));
+        throw std::invalid_argument("ki::reference: launch: " + std::to_string(groups[i]) +
+                                    " work-groups in dimension " + std::to_string(i) + " exceed max_num_groups[" +
+                                    std::to_string(i) + "] = " + std::to_string(maxg[i]));
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(k.backend, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),

@@ -28,12 +28,12 @@ enum class trace_kind : std::uint8_t {
 
 struct trace_event {
   trace_kind kind;
-  xyz<std::int64_t> group;   ///< the work-group
-  std::int64_t item = -1;    ///< linear local id (x fastest); -1 for group events
-  const char* what = "";     ///< "barrier" or a sub-group function's name (arrive, leave)
-  source_location where{};   ///< the sync point or the access
+  xyz<std::int64_t> group;        ///< the work-group
+  std::int64_t item = -1;         ///< linear local id (x fastest); -1 for group events
+  const char* what = "";          ///< "barrier" or a sub-group function's name (arrive, leave)
+  source_location where{};        ///< the sync point or the access
   const void* address = nullptr;  ///< the element accessed
-  const char* kernel = "";   ///< the kernel's name
+  const char* kernel = "";        ///< the kernel's name
 };
 
 using trace_hook = void (*)(void* context, const trace_event& e);

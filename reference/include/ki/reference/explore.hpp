@@ -104,7 +104,8 @@ exploration explore(const backend& b, std::int64_t seeds, F f) {
     }
     ++r.runs;
     if (s == 0) baseline = std::move(o);
-    else for (auto& d : detail::compare(baseline, o, static_cast<std::uint64_t>(s))) r.differences.push_back(std::move(d));
+    else
+      for (auto& d : detail::compare(baseline, o, static_cast<std::uint64_t>(s))) r.differences.push_back(std::move(d));
   }
   return r;
 }

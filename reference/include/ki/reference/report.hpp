@@ -25,9 +25,9 @@ struct diagnostic {
   /// "unspecified-lane-read", "uninitialized-local-read".
   std::string kind;
   ki::reference::severity severity = ki::reference::severity::error;
-  std::vector<std::string> where;  ///< the source locations involved ("file:line")
-  std::int64_t count = 1;          ///< instances in the launch (for an error: in its work-group,
-                                   ///< or pairs of work-groups)
+  std::vector<std::string> where;      ///< the source locations involved ("file:line")
+  std::int64_t count = 1;              ///< instances in the launch (for an error: in its work-group,
+                                       ///< or pairs of work-groups)
   std::vector<std::string> instances;  ///< the first ones (at most 8), readable
   std::string message;                 ///< the first instance, as the exception says it
 };
@@ -54,6 +54,6 @@ const report* report_of(const kernel_error& e);
 std::vector<report> take_reports();
 
 const char* to_string(kernel_error::kind k);  ///< "data-race", ...
-const char* to_string(order o);                ///< "forward", "reverse", "random"
+const char* to_string(order o);               ///< "forward", "reverse", "random"
 
 }  // namespace ki::reference

@@ -80,8 +80,8 @@ using run_one_fn = void (*)(const void* ctx);
 
 /// Runs the launch on the calling thread and the scheduler's workers before it returns; a
 /// failure is kept for synchronize.
-void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-            run_items_fn run, run_one_fn one, const void* ctx, const std::string& name);
+void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
+            run_one_fn one, const void* ctx, const std::string& name);
 void synchronize(const backend& b);
 void* allocate(const backend& b, std::size_t bytes);
 void free(void* p) noexcept;
@@ -111,7 +111,7 @@ struct bound_kernel {
       F fc = self.f;
       std::apply([&](A... a) { fc(a...); }, self.args);
       if (loop.next != known) [[unlikely]] {  // it reached a sync point: the executor moved `next`
-        k = known = loop.next;                 // past it (this fiber may be another's now)
+        k = known = loop.next;                // past it (this fiber may be another's now)
         p = items + k * stride;
         continue;
       }
@@ -189,7 +189,9 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
   static bool supports_atomics(const B&) { return true; }
   static bool supports_atomics64(const B&) { return true; }
   template <class T>
-  static bool supports_shuffle(const B&) { return std::is_trivially_copyable_v<T>; }
+  static bool supports_shuffle(const B&) {
+    return std::is_trivially_copyable_v<T>;
+  }
 
   /// One compiler option: "maxthreads" (an integer >= 1): the kernel's max_work_group_size.
   static void check_compile_options(const B&, const kwargs& o) {
@@ -221,12 +223,13 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     const auto maxg = max_num_groups(k.backend);
     for (int i = 0; i < 3; ++i)
       if (groups[i] > maxg[i])
-        throw std::invalid_argument("ki::simd_cpu: launch: " + std::to_string(groups[i]) + " work-groups in dimension " +
-                                    std::to_string(i) + " exceed max_num_groups[" + std::to_string(i) +
-                                    "] = " + std::to_string(maxg[i]));
+        throw std::invalid_argument("ki::simd_cpu: launch: " + std::to_string(groups[i]) +
+                                    " work-groups in dimension " + std::to_string(i) + " exceed max_num_groups[" +
+                                    std::to_string(i) + "] = " + std::to_string(maxg[i]));
     using bound = simd_cpu::detail::bound_kernel<F, A...>;
     const bound ctx{k.f, std::tuple<A...>(args...)};
-    simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx, k.name.empty() ? "kernel" : k.name);
+    simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx,
+                             k.name.empty() ? "kernel" : k.name);
   }
 };
 

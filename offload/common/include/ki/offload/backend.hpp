@@ -46,10 +46,12 @@ inline std::int64_t maxthreads_of(const kwargs& o) {
     if (const auto* i = std::any_cast<int>(&kw.value)) v = *i;
     else if (const auto* l = std::any_cast<long>(&kw.value)) v = *l;
     else if (const auto* ll = std::any_cast<long long>(&kw.value)) v = *ll;
-    else throw std::invalid_argument(std::string("ki::") + api::name + ": compiler option 'maxthreads' must be an integer");
+    else
+      throw std::invalid_argument(std::string("ki::") + api::name +
+                                  ": compiler option 'maxthreads' must be an integer");
     if (v < 1)
-      throw std::invalid_argument(std::string("ki::") + api::name + ": compiler option maxthreads = " + std::to_string(v) +
-                                  " must be positive");
+      throw std::invalid_argument(std::string("ki::") + api::name +
+                                  ": compiler option maxthreads = " + std::to_string(v) + " must be positive");
     r = v;
   }
   return r;
@@ -119,7 +121,8 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
   /// Waits for the calling thread's work on the owning device (the memory stays valid for it),
   /// then frees. Errors are dropped (noexcept; a sticky error is reported by synchronize).
   static void free(const B&, int device, void* p) noexcept {
-    KI_OFFLOAD_NAMESPACE::detail::queues().each_stream(device, [](auto s) { (void)KI_OFFLOAD_API(StreamSynchronize)(s); });
+    KI_OFFLOAD_NAMESPACE::detail::queues().each_stream(device,
+                                                       [](auto s) { (void)KI_OFFLOAD_API(StreamSynchronize)(s); });
     (void)KI_OFFLOAD_API(Free)(p);
     (void)KI_OFFLOAD_API(GetLastError)();
   }
@@ -176,8 +179,12 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
   }
   /// Any trivially copyable type, moved as 32-bit words.
   template <class T>
-  static bool supports_shuffle(const B&) { return std::is_trivially_copyable_v<T>; }
-  static std::int64_t max_work_group_size(const B&) { return KI_OFFLOAD_NAMESPACE::detail::properties().maxThreadsPerBlock; }
+  static bool supports_shuffle(const B&) {
+    return std::is_trivially_copyable_v<T>;
+  }
+  static std::int64_t max_work_group_size(const B&) {
+    return KI_OFFLOAD_NAMESPACE::detail::properties().maxThreadsPerBlock;
+  }
   static std::array<std::int64_t, 3> max_work_group_dims(const B&) {
     const auto& p = KI_OFFLOAD_NAMESPACE::detail::properties();
     return {p.maxThreadsDim[0], p.maxThreadsDim[1], p.maxThreadsDim[2]};
@@ -244,10 +251,11 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     }
     const auto e = KI_OFFLOAD_API(GetLastError)();
     if (e != KI_OFFLOAD_API(Success))
-      KI_OFFLOAD_NAMESPACE::detail::check(e, (std::string("the launch of kernel '") + (k.name.empty() ? "kernel" : k.name) +
-                                              "' (" + std::to_string(groups[0] * groups[1] * groups[2]) +
-                                              " work-groups of " + std::to_string(items[0] * items[1] * items[2]) + ")")
-                                                 .c_str());
+      KI_OFFLOAD_NAMESPACE::detail::check(
+          e, (std::string("the launch of kernel '") + (k.name.empty() ? "kernel" : k.name) + "' (" +
+              std::to_string(groups[0] * groups[1] * groups[2]) + " work-groups of " +
+              std::to_string(items[0] * items[1] * items[2]) + ")")
+                 .c_str());
   }
 
  private:

@@ -28,11 +28,11 @@ template <class M>
 struct member_params {
   static constexpr bool known = false;
 };
-#define KI_OFFLOAD_MEMBER_PARAMS(quals)                   \
-  template <class C, class R, class... P>                 \
-  struct member_params<R (C::*)(P...) quals> {            \
-    static constexpr bool known = true;                   \
-    using type = std::tuple<std::decay_t<P>...>;          \
+#define KI_OFFLOAD_MEMBER_PARAMS(quals)          \
+  template <class C, class R, class... P>        \
+  struct member_params<R (C::*)(P...) quals> {   \
+    static constexpr bool known = true;          \
+    using type = std::tuple<std::decay_t<P>...>; \
   };
 KI_OFFLOAD_MEMBER_PARAMS()
 KI_OFFLOAD_MEMBER_PARAMS(const)

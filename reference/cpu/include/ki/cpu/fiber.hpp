@@ -55,8 +55,6 @@ extern "C" void ki_fiber_switch(ki::detail::cpu::fiber_context* save, void* sp, 
 
 namespace ki::detail::cpu {
 
-
-
 class fiber_core {
  public:
   /// An entry runs on a new fiber; it returns the slot to resume when the fiber ends.
@@ -88,7 +86,8 @@ class fiber_core {
     fiber_context& t = slot(to);
     const fiber_context c = t;
     t.sp = nullptr;  // empty
-    if (c.sp == nullptr) [[unlikely]] empty_slot();
+    if (c.sp == nullptr) [[unlikely]]
+      empty_slot();
     ki_fiber_switch(&slot(from), c.sp, c.pc, c.bp);  // counts of live slots: -1 + 1
 #else
     switch_slow(from, to);

@@ -28,14 +28,14 @@ inline constexpr const char* barrier_what = "barrier";
 struct stuck_item {
   std::int64_t local_linear;
   std::int64_t sub_group;
-  bool exited;        ///< started and ended (else it waits at `at`)
-  sync_point at;      ///< where it waits
+  bool exited;    ///< started and ended (else it waits at `at`)
+  sync_point at;  ///< where it waits
 };
 
 /// The names a backend's messages use.
 struct backend_names {
-  const char* prefix;          ///< "ki::reference"
-  const char* stack_setting;   ///< "ki::reference::backend::stack_size or KI_REFERENCE_STACK_SIZE"
+  const char* prefix;         ///< "ki::reference"
+  const char* stack_setting;  ///< "ki::reference::backend::stack_size or KI_REFERENCE_STACK_SIZE"
 };
 
 class reporter {

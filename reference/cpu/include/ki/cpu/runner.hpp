@@ -100,7 +100,8 @@ class group_runner_base {
   /// runner for the unstarted ones, else the driver. Nothing follows the switch, so that the
   /// compiler makes it a tail call.
   void suspend(int self_slot) {
-    if (ready_pos_ < ready_.size()) [[likely]] return switch_to_next(self_slot);
+    if (ready_pos_ < ready_.size()) [[likely]]
+      return switch_to_next(self_slot);
     if (self().has_unstarted()) return fibers_.spawn(self_slot, &Derived::runner_entry, &self());
     fibers_.switch_to(self_slot, driver());
   }
@@ -193,7 +194,8 @@ class group_runner_base {
   std::optional<kernel_error> take_failure(const fiber_core::fault& fault, const Item* faulting) {
     if (fault.happened) {
       const Item& it = faulting != nullptr ? *faulting : items_.front();
-      return report_.item_error(reporter::fault_kind(fault), it, sync_point_of(it), report_.fault_message(fault, fibers_.stack_size()));
+      return report_.item_error(reporter::fault_kind(fault), it, sync_point_of(it),
+                                report_.fault_message(fault, fibers_.stack_size()));
     }
     if (failed_item_ >= 0) {
       fibers_.abandon_all();
@@ -217,10 +219,10 @@ class group_runner_base {
   std::vector<int> ready_;           // released, in the order they run
   std::size_t ready_pos_ = 0;
   std::int64_t arrived_ = 0;
-  std::int64_t in_collective_ = 0;    // waiting in a sub-group function
-  source_location round_point_{};    // where the first arrival of this round waits
-  source_location last_barrier_{};   // the barrier released last (valid while round_ != group_round_)
-  bool mismatch_ = false;             // an arrival at another barrier than round_point_
+  std::int64_t in_collective_ = 0;  // waiting in a sub-group function
+  source_location round_point_{};   // where the first arrival of this round waits
+  source_location last_barrier_{};  // the barrier released last (valid while round_ != group_round_)
+  bool mismatch_ = false;           // an arrival at another barrier than round_point_
   // Barrier rounds of this runner, never reset: +1 at each group's start and at each release.
   std::uint64_t round_ = 0, group_round_ = 0;
   std::int64_t failed_item_ = -1;

@@ -161,8 +161,7 @@ class local_arena {
 /// running and current, and switch. Nothing follows the switch, so that the callers' calls
 /// of it are tail calls (docs/design.md, "The barrier's fast path").
 template <class Item, class Enter>
-KI_ALWAYS_INLINE void hand_over(fiber_core& fibers, const Item* items, int self, int k, int after,
-                                Enter enter) {
+KI_ALWAYS_INLINE void hand_over(fiber_core& fibers, const Item* items, int self, int k, int after, Enter enter) {
   if (after >= 0) {
     fibers.prefetch(after);
     __builtin_prefetch(items + after);

@@ -41,7 +41,7 @@ namespace ki::detail::cpu {
 
 #if KI_CPU_INLINE_BARRIER
 #if defined(__AVX512F__)
-#define KI_DETAIL_AVX512_CLOBBERS                                                                              \
+#define KI_DETAIL_AVX512_CLOBBERS                                                                               \
   , "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", \
       "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6", "k7"
 #else

@@ -55,8 +55,8 @@ struct located_index {
   std::int64_t value;
   source_location where;
   template <class I>
-    requires std::is_integral_v<I>
-  located_index(I i, source_location w = source_location::current()) : value(static_cast<std::int64_t>(i)), where(w) {}
+  requires std::is_integral_v<I> located_index(I i, source_location w = source_location::current())
+      : value(static_cast<std::int64_t>(i)), where(w) {}
 };
 
 }  // namespace ki::detail::checked

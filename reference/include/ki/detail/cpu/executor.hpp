@@ -29,8 +29,7 @@ class executor {
   /// barrier(): returns once every work-item of the group has reached this barrier.
   virtual void barrier(source_location where) = 0;  // (by value: in registers, so callers can tail-call it)
   /// localmemory: the group's allocation for the call site `key` (same key, same memory).
-  virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align,
-                             const source_location& where) = 0;
+  virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
 
  protected:
   ~executor() = default;
@@ -137,13 +136,15 @@ inline constinit thread_local barrier_ring* current_ring = &no_ring;
 
 inline const item_state& here(const char* what) {
   item_state* it = current;
-  if (it == nullptr) [[unlikely]] outside_kernel(what);
+  if (it == nullptr) [[unlikely]]
+    outside_kernel(what);
   return *it;
 }
 
 /// The executor of the running work-item's group (`what` names the caller outside kernels).
 inline executor& exec(const char* what) {
-  if (current == nullptr) [[unlikely]] outside_kernel(what);
+  if (current == nullptr) [[unlikely]]
+    outside_kernel(what);
   return *current_exec;
 }
 

@@ -34,9 +34,16 @@ namespace ki::detail::cpu {
 
 /// The sub-group communication functions (one row of `ops` each, in this order).
 enum class collective_kind : std::uint8_t {
-  shfl, shfl_down, shfl_up, shfl_xor,
-  any, all, ballot,
-  reduce, scan, exclusive_scan,
+  shfl,
+  shfl_down,
+  shfl_up,
+  shfl_xor,
+  any,
+  all,
+  ballot,
+  reduce,
+  scan,
+  exclusive_scan,
   sub_group_barrier,
   count_  ///< (not an operation: the number of them)
 };
@@ -46,21 +53,21 @@ enum class collective_kind : std::uint8_t {
 struct collective {
   collective_kind kind;
   source_location where;
-  std::int64_t width = 0;        ///< 0: no width given (the whole sub-group)
-  bool width_given = false;      ///< a width was passed (width holds it, also 0 or negative ones)
-  bool width_huge = false;       ///< the width was an unsigned value beyond int64 (its bits are in width)
-  std::int64_t arg = 0;          ///< lane (shfl), offset (shfl_down/up) or mask (shfl_xor)
-  bool arg_huge = false;         ///< arg was an unsigned value beyond int64 (its bits are in arg)
-  std::size_t size = 0;          ///< sizeof the value type
-  const void* value = nullptr;   ///< the caller's value (bool for votes)
-  void* result = nullptr;        ///< T, bool (any/all) or std::uint64_t (ballot)
+  std::int64_t width = 0;       ///< 0: no width given (the whole sub-group)
+  bool width_given = false;     ///< a width was passed (width holds it, also 0 or negative ones)
+  bool width_huge = false;      ///< the width was an unsigned value beyond int64 (its bits are in width)
+  std::int64_t arg = 0;         ///< lane (shfl), offset (shfl_down/up) or mask (shfl_xor)
+  bool arg_huge = false;        ///< arg was an unsigned value beyond int64 (its bits are in arg)
+  std::size_t size = 0;         ///< sizeof the value type
+  const void* value = nullptr;  ///< the caller's value (bool for votes)
+  void* result = nullptr;       ///< T, bool (any/all) or std::uint64_t (ballot)
   /// reduce/scans: out = op(a, b) on values of `size` bytes; `op` is the caller's operator.
   void (*combine)(const void* op, const void* a, const void* b, void* out) = nullptr;
   const void* op = nullptr;
-  const void* init = nullptr;    ///< exclusive_scan
+  const void* init = nullptr;  ///< exclusive_scan
   /// exclusive_scan: whether two inits are the same value (bytes of padding aside).
   bool (*same_init)(const void* a, const void* b) = nullptr;
-  const char* type_name = "";    ///< for messages
+  const char* type_name = "";  ///< for messages
 };
 
 /// What an operation's integer argument is. An offset or a mask must be the same for every
@@ -98,7 +105,8 @@ using i64 = std::int64_t;
 
 inline void vote(collective* const* at, i64 n, bool all) {
   bool r = all;
-  for (i64 l = 0; l < n; ++l) r = all ? (r && *static_cast<const bool*>(at[l]->value)) : (r || *static_cast<const bool*>(at[l]->value));
+  for (i64 l = 0; l < n; ++l)
+    r = all ? (r && *static_cast<const bool*>(at[l]->value)) : (r || *static_cast<const bool*>(at[l]->value));
   for (i64 l = 0; l < n; ++l) *static_cast<bool*>(at[l]->result) = r;
 }
 
@@ -144,7 +152,7 @@ inline void fold(collective* const* at, i64 n, collective_kind kind) {
 inline constexpr op_row ops[] = {
     {collective_kind::shfl, "shfl", arg_role::lane, op_shape::read, false,
      [](const collective& c, std::int64_t, std::int64_t seg, std::int64_t w, std::int64_t W) -> std::int64_t {
-       if (c.width > 0) return seg + (c.arg & (w - 1));               // lane mod width, also negative lanes
+       if (c.width > 0) return seg + (c.arg & (w - 1));                 // lane mod width, also negative lanes
        return c.arg_huge || c.arg < 0 || c.arg >= W ? no_lane : c.arg;  // no such lane: unspecified
      },
      nullptr},
@@ -194,8 +202,9 @@ constexpr bool rows_in_place() {
   return true;
 }
 }  // namespace ops_detail
-static_assert(ops_detail::rows_in_place(),
-              "ki: every collective_kind needs its row in `ops`, in enumerator order, with the functions its shape uses");
+static_assert(
+    ops_detail::rows_in_place(),
+    "ki: every collective_kind needs its row in `ops`, in enumerator order, with the functions its shape uses");
 
 /// The row of operation k.
 constexpr const op_row& op(collective_kind k) { return ops[static_cast<std::size_t>(k)]; }

@@ -20,9 +20,7 @@ namespace ki::detail::gpu {
 __device__ inline std::int64_t local_linear() {
   return threadIdx.x + std::int64_t(blockDim.x) * (threadIdx.y + std::int64_t(blockDim.y) * threadIdx.z);
 }
-__device__ inline std::int64_t local_count() {
-  return std::int64_t(blockDim.x) * blockDim.y * blockDim.z;
-}
+__device__ inline std::int64_t local_count() { return std::int64_t(blockDim.x) * blockDim.y * blockDim.z; }
 
 #if defined(__HIPCC__)
 /// A set of lanes of a wavefront, bit i = lane i.
