@@ -409,13 +409,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     d_ = &d;
     if (serial == prepared_serial_) return;
     prepared_serial_ = serial;
-    const i64 lx = d.items[0], ly = d.items[1], lz = d.items[2];
-    reset_items(lx * ly * lz);
+    reset_items(d.items, d.groups, d.b->device.sub_group_width);
     report_.set_kernel(d.kernel_name);
-    gs_.local_size = {lx, ly, lz};
-    gs_.num_groups = {d.groups[0], d.groups[1], d.groups[2]};
-    gs_.items = n_;
-    gs_.sub_group_width = d.b->device.sub_group_width;
     sched_ = d.b->schedule;
     same_value_race_ = d.b->same_value_writes == same_value_writes::race;
     profile p = d.b->device;
@@ -431,18 +426,12 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     pending_.assign(static_cast<std::size_t>(layout_.count), {});
     poison_ = {p.poison_seed, 0};
     dirty_statuses_ = false;
-    i64 k = 0;
-    for (i64 z = 0; z < lz; ++z)
-      for (i64 y = 0; y < ly; ++y)
-        for (i64 x = 0; x < lx; ++x, ++k) {
-          item& it = items_[static_cast<std::size_t>(k)];
-          it.local_id = {x, y, z};
-          it.local_linear = k;
-          it.sub_group_id = layout_.sub_group[static_cast<std::size_t>(k)];
-          it.sub_group_lane = layout_.lane[static_cast<std::size_t>(k)];
-          it.sub_group_size = layout_.size[static_cast<std::size_t>(it.sub_group_id)];
-          it.group = &gs_;
-        }
+    for (item& it : items_) {
+      const std::size_t k = static_cast<std::size_t>(it.local_linear);
+      it.sub_group_id = layout_.sub_group[k];
+      it.sub_group_lane = layout_.lane[k];
+      it.sub_group_size = layout_.size[static_cast<std::size_t>(it.sub_group_id)];
+    }
     // The order unstarted work-items start in: forward, reverse, or (per group, in run) random.
     item_ptrs_.resize(static_cast<std::size_t>(n_));
     position_.resize(static_cast<std::size_t>(n_));

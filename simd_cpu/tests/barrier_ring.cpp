@@ -1,4 +1,4 @@
-// The barrier ring (simd_cpu/src/executor.cpp, ki/detail/cpu/barrier.hpp): from the first
+// The barrier ring (simd_cpu/src/group_runner.hpp, ki/detail/cpu/barrier.hpp): from the first
 // barrier every work-item reached, a barrier's steady state is an inline switch in the kernel
 // that saves only sp, pc and rbp and declares every other register clobbered. These tests
 // check what that must keep: every kind of private value a work-item holds across barriers

@@ -171,7 +171,7 @@ struct bound_kernel {
   std::tuple<A...> args;
   static void run_items(const void* ctx, item_loop& loop) {
     const auto& self = *static_cast<const bound_kernel*>(ctx);
-    // Nothing per item but the call: the executor infers who has exited (see executor.cpp).
+    // Nothing per item but the call: the executor infers who has exited (see group_runner.hpp).
     while (loop.next < loop.count) {
       ki::detail::cpu::current = loop.items[loop.next++];
       // Each work-item gets its own copies of the kernel and of the arguments, as kernel

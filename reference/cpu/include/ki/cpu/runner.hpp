@@ -14,6 +14,7 @@
 //   bool has_unstarted() const       some work-item of the group has not started
 //   bool started(const Item&) const  the work-item has started (for the messages)
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,14 +58,30 @@ class group_runner_base {
   /// The work-item's slot (its linear local id), without reading its record.
   std::size_t slot_of(const Item& it) const { return static_cast<std::size_t>(&it - items_.data()); }
 
-  /// Per launch: n work-items, all running, none waiting.
-  void reset_items(std::int64_t n) {
+  /// Per launch: the group's shape and the work-items' local ids (x fastest), all running, none
+  /// waiting; the backend then assigns their sub-groups (and gs_.num_sub_groups).
+  void reset_items(const std::array<std::int64_t, 3>& items, const std::array<std::int64_t, 3>& groups,
+                   std::int64_t sub_group_width) {
+    const std::int64_t n = items[0] * items[1] * items[2];
     n_ = n;
     items_.assign(static_cast<std::size_t>(n), Item{});
     waiting_.assign(static_cast<std::size_t>(n), 0);
     status_.assign(static_cast<std::size_t>(n), item_status::running);
     ready_.clear();
     ready_.reserve(static_cast<std::size_t>(n));
+    gs_.local_size = {items[0], items[1], items[2]};
+    gs_.num_groups = {groups[0], groups[1], groups[2]};
+    gs_.items = n;
+    gs_.sub_group_width = sub_group_width;
+    std::int64_t k = 0;
+    for (std::int64_t z = 0; z < items[2]; ++z)
+      for (std::int64_t y = 0; y < items[1]; ++y)
+        for (std::int64_t x = 0; x < items[0]; ++x, ++k) {
+          Item& it = items_[static_cast<std::size_t>(k)];
+          it.local_id = {x, y, z};
+          it.local_linear = k;
+          it.group = &gs_;
+        }
   }
   /// Per group: nobody waits, nothing failed; records of earlier groups are stale from here on.
   void start_round_state() {
