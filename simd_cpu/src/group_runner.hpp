@@ -33,7 +33,9 @@ using cpu::item_failure;
 using cpu::same_point;
 using cpu::to_string;
 
-inline std::size_t env_size(const char* name, std::size_t fallback) { return cpu::env_size("ki::simd_cpu", name, fallback); }
+inline std::size_t env_size(const char* name, std::size_t fallback) {
+  return cpu::env_size("ki::simd_cpu", name, fallback);
+}
 
 inline std::size_t resolve_stack_size(const backend& b) {
   static const std::size_t from_env = env_size("KI_SIMD_CPU_STACK_SIZE", 256 * 1024);
