@@ -39,8 +39,11 @@
 
 #include <ki/reference/report.hpp>
 
+#include <ki/cpu/ka.hpp>
+
 #include "executor.hpp"
 #include "group_runner.hpp"
+#include "poison.hpp"
 #include "report_log.hpp"
 
 namespace ki::reference::detail {
@@ -147,6 +150,36 @@ launch_result execute(const launch_desc& d) {
   }
   if (first) result.error = std::move(first->error);
   return result;
+}
+
+launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b) {
+  const int threads = resolve_threads(b);
+  cpu::ka_config c{runner_detail::names};
+  c.threads = threads;
+  c.arena = threads > 1 ? &arena_for(threads) : nullptr;
+  const auto& sched = b.schedule;
+  c.order = sched.items == order::reverse  ? cpu::ka_order::reverse
+            : sched.items == order::random ? cpu::ka_order::random
+                                           : cpu::ka_order::forward;
+  c.seed = sched.seed;
+  c.max_local_memory = b.device.max_local_memory;
+  c.fill = &poison_fill;  // local and private memory start as poison, as KI's local memory
+  launch_result r;
+  r.error = cpu::run_ka(d, c);
+  if (r.error) {
+    report rep;
+    rep.diagnostics.push_back({ki::reference::to_string(r.error->error_kind()),
+                               severity::error,
+                               {r.error->where()},
+                               1,
+                               {r.error->what()},
+                               r.error->what()});
+    rep.kernel = d.name;
+    rep.schedule = sched;
+    rep.profile = b.device.name;
+    r.error->set_details(publish(std::move(rep)));
+  }
+  return r;
 }
 
 std::int64_t host_threads(const backend& b) {

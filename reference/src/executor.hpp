@@ -26,5 +26,7 @@ struct launch_result {
 };
 
 launch_result execute(const launch_desc& d);
+/// A KA launch (its groups without fibers, phases in the schedule's order).
+launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b);
 
 }  // namespace ki::reference::detail

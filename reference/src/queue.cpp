@@ -213,6 +213,20 @@ void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
           b.queue);
 }
 
+void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
+               std::string name) {
+  current(b, "launch")
+      ->push(
+          [b, d, ctx = std::move(ctx), name = std::move(name)](queue& q) {
+            ki::ka::detail::cpu_launch_desc run = d;
+            run.name = name.c_str();
+            launch_result r = execute_ka(run, b);
+            std::lock_guard l(q.m);
+            if (r.error) q.errors.push_back(std::move(*r.error));
+          },
+          b.queue);
+}
+
 void* allocate(const backend& b, std::size_t bytes) {
   if (active >= b.device.devices) (void)current(b, "allocate");  // throws, naming the device
   // 64-byte aligned, like device allocations; at least one byte so that the pointer is unique.

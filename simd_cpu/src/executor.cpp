@@ -48,6 +48,8 @@
 #include <ki/errors.hpp>
 #include <ki/simd_cpu/backend.hpp>
 
+#include <ki/cpu/ka.hpp>
+
 #include "executor.hpp"
 #include "group_runner.hpp"
 
@@ -115,6 +117,15 @@ std::optional<kernel_error> execute(const launch_desc& d) {
     else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
   }
   return first;
+}
+
+std::optional<kernel_error> execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b) {
+  const int threads = resolve_threads(b);
+  cpu::ka_config c{runner_detail::names};
+  c.threads = threads;
+  c.arena = threads > 1 ? &arena_for(threads) : nullptr;
+  c.max_local_memory = max_local_memory;
+  return cpu::run_ka(d, c);
 }
 
 std::int64_t host_threads(const backend& b) {

@@ -22,5 +22,7 @@ struct launch_desc {
 
 /// The failure of the lowest failing work-group, if any.
 std::optional<kernel_error> execute(const launch_desc& d);
+/// A KA launch: the failure of the lowest failing work-group, if any.
+std::optional<kernel_error> execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b);
 
 }  // namespace ki::simd_cpu::detail

@@ -47,6 +47,13 @@ void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
   if (error) q.errors.push_back(std::move(*error));
 }
 
+void launch_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d) {
+  auto error = execute_ka(d, b);
+  auto& q = queue();
+  ++q.done;
+  if (error) q.errors.push_back(std::move(*error));
+}
+
 void synchronize(const backend&) {
   auto& q = queue();
   if (q.errors.empty()) return;

@@ -38,6 +38,15 @@ kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sy
   return kernel_error(k, group_, it.local_id, where, os.str());
 }
 
+kernel_error reporter::phase_error(kernel_error::kind k, const item_state& it, const source_location& phase,
+                                   const std::string& what) const {
+  std::ostringstream os;
+  os << names_.prefix << ": kernel '" << kernel_ << "': work-item " << to_string(it.local_id) << " (linear "
+     << it.local_linear << ") of work-group " << to_string(group_) << " " << what << " (in the phase at "
+     << to_string(phase) << ")";
+  return kernel_error(k, group_, it.local_id, to_string(phase), os.str());
+}
+
 kernel_error reporter::group_error(kernel_error::kind k, const item_state& first, sync_point at,
                                    const std::string& what) const {
   return kernel_error(k, group_, first.local_id, to_string(at.where), group_head() + ": " + what);

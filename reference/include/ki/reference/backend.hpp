@@ -21,6 +21,8 @@
 
 #include <ki/backend.hpp>
 #include <ki/detail/cpu/executor.hpp>
+#include <ki/ka/cpu_launch.hpp>
+#include <ki/ka/kernel.hpp>
 #include <ki/launch.hpp>
 #include <ki/reference/schedule.hpp>
 
@@ -138,6 +140,10 @@ struct item_loop {
 /// until the launch has run.
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name);
+/// Queues a KA launch (ki/ka/kernel.hpp): its groups run without fibers, each phase in the
+/// order the schedule picks (CPU runtime, ki/cpu/ka.hpp); ctx is kept alive until it has run.
+void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
+               std::string name);
 void synchronize(const backend& b);                   // rethrows the queue's first failed launch
 void* allocate(const backend& b, std::size_t bytes);  // poisoned
 void free(const backend& b, int device, void* p) noexcept;
@@ -276,6 +282,16 @@ struct ki::backend_traits<ki::reference::backend> {
     reference::detail::submit(k.backend, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),
                               k.name.empty() ? "kernel" : k.name);
+  }
+
+  /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
+  template <class F, class... A>
+  static void ka_launch(const B& b, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
+    reference::detail::validate(b.device);
+    using bound = ki::ka::detail::cpu_bound<F, A...>;
+    auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
+    const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_group, ctx.get(), nullptr};
+    reference::detail::submit_ka(b, d, std::move(ctx), name != nullptr ? name : "kernel");
   }
 };
 

@@ -25,6 +25,8 @@
 
 #include <ki/backend.hpp>
 #include <ki/detail/cpu/executor.hpp>
+#include <ki/ka/cpu_launch.hpp>
+#include <ki/ka/kernel.hpp>
 #include <ki/launch.hpp>
 
 namespace ki::simd_cpu {
@@ -82,6 +84,9 @@ using run_one_fn = void (*)(const void* ctx);
 /// failure is kept for synchronize.
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
             run_one_fn one, const void* ctx, const std::string& name);
+/// Runs a KA launch (ki/ka/kernel.hpp) before it returns: its groups in parallel, each phase a
+/// plain loop over the work-items (CPU runtime, ki/cpu/ka.hpp); a failure is kept for synchronize.
+void launch_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d);
 void synchronize(const backend& b);
 void* allocate(const backend& b, std::size_t bytes);
 void free(void* p) noexcept;
@@ -230,6 +235,16 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     const bound ctx{k.f, std::tuple<A...>(args...)};
     simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx,
                              k.name.empty() ? "kernel" : k.name);
+  }
+
+  /// A KA launch (ki/ka/kernel.hpp), geometry checked. Runs before it returns.
+  template <class F, class... A>
+  static void ka_launch(const B& b, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
+    simd_cpu::detail::validate(b);
+    using bound = ki::ka::detail::cpu_bound<F, A...>;
+    const bound ctx{f, std::tuple<A...>(args...)};
+    simd_cpu::detail::launch_ka(
+        b, {g.range, g.groupsize, g.groups, &bound::run_group, &ctx, name != nullptr ? name : "kernel"});
   }
 };
 

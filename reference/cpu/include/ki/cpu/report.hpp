@@ -52,6 +52,9 @@ class reporter {
   /// A work-item's own failure: `what` is what it did ("threw ...", "overflowed ..."); `at` is
   /// its sync point (a bad call names its line itself, so that one is not repeated).
   kernel_error item_error(kernel_error::kind k, const item_state& it, sync_point at, const std::string& what) const;
+  /// A work-item's failure inside a KA phase: `phase` is the items() call it ran in.
+  kernel_error phase_error(kernel_error::kind k, const item_state& it, const source_location& phase,
+                           const std::string& what) const;
   /// A failure of the whole group (e.g. participants that disagree), concerning `first`.
   kernel_error group_error(kernel_error::kind k, const item_state& first, sync_point at, const std::string& what) const;
   /// What a fault in a work-item says (a stack overflow, or another invalid access).

@@ -1,0 +1,35 @@
+// The CPU runtime's KA launch: runs every work-group of a KA kernel (ki/ka/group.hpp) on the
+// calling thread and a oneTBB arena, without fibers: the group-level code once per group, each
+// phase a loop over the group's work-items. Both CPU backends run their KA launches here; the
+// oracle asks for phases in its explored order and for poisoned memory.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include <tbb/task_arena.h>
+
+#include <ki/cpu/report.hpp>
+#include <ki/errors.hpp>
+#include <ki/ka/cpu_launch.hpp>
+
+namespace ki::detail::cpu {
+
+/// The order a group's work-items run in, in each phase.
+enum class ka_order : std::uint8_t { forward, reverse, random };
+
+struct ka_config {
+  backend_names names;
+  int threads = 0;                   ///< 1: groups in order on the calling thread
+  tbb::task_arena* arena = nullptr;  ///< where the groups run (threads > 1), else the current arena
+  ka_order order = ka_order::forward;
+  std::uint64_t seed = 0;            ///< random order: the permutation's seed (per group)
+  std::size_t max_local_memory = 0;  ///< bytes per work-group
+  /// Fills fresh local and private memory (the oracle's poison), or null.
+  void (*fill)(void* p, std::size_t bytes) = nullptr;
+};
+
+/// Runs the launch; the failure of the lowest failing group, if any.
+std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, const ka_config& c);
+
+}  // namespace ki::detail::cpu

@@ -1,0 +1,129 @@
+// The CPU runtime's KA launches (ki/cpu/ka.hpp).
+#include <ki/cpu/ka.hpp>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <vector>
+
+#include <ki/cpu/support.hpp>
+
+namespace ki::detail::cpu {
+using i64 = std::int64_t;
+namespace {
+
+/// One thread's KA group runner: the group's memory and the phases' order.
+class ka_runner final : public ki::ka::detail::cpu_services {
+ public:
+  explicit ka_runner(const ka_config& c) : c_(c) {}
+
+  std::optional<kernel_error> run(const ki::ka::detail::cpu_launch_desc& d, i64 linear, reporter& rep) {
+    const auto& n = d.groups;
+    const xyz<i64> id{linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
+    if (!group_) group_.emplace(d.range, d.groupsize, d.groups, *this);
+    arena_.reset();
+    locals_.clear();
+    local_bytes_ = 0;
+    group_->start(id, nullptr, 0);
+    const xyz<i64> a = group_->active();
+    if (c_.order != ka_order::forward) {
+      order_.clear();
+      for (i64 z = 0; z < a.z; ++z)
+        for (i64 y = 0; y < a.y; ++y)
+          for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
+      if (c_.order == ka_order::reverse) {
+        std::reverse(order_.begin(), order_.end());
+      } else {
+        std::uint64_t s = c_.seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
+        for (std::size_t i = order_.size(); i > 1; --i) {
+          std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+          z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+          z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+          std::swap(order_[i - 1], order_[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
+        }
+      }
+      group_->start(id, order_.data(), static_cast<i64>(order_.size()));
+    }
+    rep.set_group(id);
+    try {
+      d.run_group(d.ctx, *group_);
+    } catch (...) {
+      const item_failure f = current_failure();
+      const auto& pf = group_->failure();
+      if (pf.happened) {
+        item_state it;
+        it.local_id = pf.local;
+        it.local_linear = pf.local.x + d.groupsize.x * (pf.local.y + d.groupsize.y * pf.local.z);
+        return rep.phase_error(f.kind, it, pf.where, f.message);
+      }
+      item_state first;
+      return rep.group_error(f.kind, first, sync_point{}, "its group-level code " + f.message);
+    }
+    return std::nullopt;
+  }
+
+  void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
+    for (const auto& l : locals_)
+      if (l.key == key) return l.p;
+    if (local_bytes_ + bytes > c_.max_local_memory)
+      throw reporter::local_memory_exceeded(where, bytes, local_bytes_, c_.max_local_memory);
+    void* p = arena_.alloc(bytes, align);
+    if (c_.fill) c_.fill(p, bytes);
+    locals_.push_back({key, p});
+    local_bytes_ += bytes;
+    return p;
+  }
+  void* private_memory(std::size_t bytes, std::size_t align, const source_location&) override {
+    void* p = arena_.alloc(bytes, align);
+    if (c_.fill) c_.fill(p, bytes);
+    return p;
+  }
+
+ private:
+  struct local {
+    const void* key;
+    void* p;
+  };
+  const ka_config& c_;
+  std::optional<ki::ka::cpu_group> group_;
+  local_arena arena_;
+  std::vector<local> locals_;
+  std::size_t local_bytes_ = 0;
+  std::vector<i64> order_;
+};
+
+}  // namespace
+
+std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, const ka_config& c) {
+  const i64 ngroups = d.groups.x * d.groups.y * d.groups.z;
+  if (ngroups == 0 || d.range.count() == 0) return std::nullopt;
+  // The error reported is the lowest failing group's, whatever the threads' timing: after a
+  // failure only groups with lower ids still run.
+  std::mutex m;
+  std::optional<kernel_error> first;
+  i64 first_group = ngroups;
+  std::atomic<i64> stop{ngroups};
+  auto body = [&](const tbb::blocked_range<i64>& r) {
+    ka_runner runner(c);
+    reporter rep(c.names);
+    rep.set_kernel(d.name);
+    for (i64 g = r.begin(); g < r.end() && g < stop.load(std::memory_order_relaxed); ++g)
+      if (auto e = runner.run(d, g, rep)) {
+        std::lock_guard lock(m);
+        if (g < first_group) first_group = g, first = std::move(e), stop = g;
+        return;
+      }
+  };
+  if (c.threads == 1 || ngroups == 1) body(tbb::blocked_range<i64>(0, ngroups));
+  else if (c.arena != nullptr) c.arena->execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
+  else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
+  return first;
+}
+
+}  // namespace ki::detail::cpu

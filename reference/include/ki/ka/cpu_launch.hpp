@@ -1,0 +1,34 @@
+// Private to the CPU backends' KA launches: the launch as their runtimes see it, type-erased.
+#pragma once
+#include <cstdint>
+#include <tuple>
+
+#include <ki/ka/group.hpp>
+#include <ki/ka/ndrange.hpp>
+#include <ki/xyz.hpp>
+
+namespace ki::ka::detail {
+
+/// One KA launch on a CPU backend: run_group(ctx, g) runs the kernel's body for the group g.
+struct cpu_launch_desc {
+  ndrange range;
+  xyz<std::int64_t> groupsize;
+  xyz<std::int64_t> groups;
+  void (*run_group)(const void* ctx, cpu_group& g);
+  const void* ctx;
+  const char* name;
+};
+
+/// The kernel and its (converted) arguments, bound for a CPU backend.
+template <class F, class... A>
+struct cpu_bound {
+  F f;
+  std::tuple<A...> args;
+  static void run_group(const void* ctx, cpu_group& g) {
+    const auto& self = *static_cast<const cpu_bound*>(ctx);
+    F fc = self.f;  // the group's own copy of the kernel, as a GPU's parameters
+    std::apply([&](const A&... a) { fc(g, a...); }, self.args);
+  }
+};
+
+}  // namespace ki::ka::detail

@@ -1,0 +1,158 @@
+// Constructing and launching a KA kernel (spec: "Launching kernels").
+//
+//   ki::ka::kernel k(backend, my_kernel{});                  // dynamic sizes
+//   k({.ndrange = n}, a, b);                                  //   ndrange (and groupsize) at launch
+//   ki::ka::kernel k(backend, my_kernel{}, 256);             // static work-group size
+//   ki::ka::kernel k(backend, my_kernel{}, {16, 16}, {ki::range{-2, n + 2}, m});  // both static
+//   k(a, b);
+//
+// Launches are asynchronous like KI launches; ki::synchronize(backend) surfaces the errors.
+// Every misuse is std::invalid_argument naming the value, thrown on the host before anything
+// runs: no ndrange, a launch ndrange or work-group size other than the static one, a negative
+// extent, a work-group size beyond the device's limits. Arguments are converted with
+// ki::argconvert (a ki::array becomes a ki::span), as for ki::launch.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <ki/argconvert.hpp>
+#include <ki/backend.hpp>
+#include <ki/dims.hpp>
+#include <ki/ka/ndrange.hpp>
+#include <ki/xyz.hpp>
+
+namespace ki::ka {
+
+/// What a launch may give (designated initialisers): the index space, the work-group size.
+struct launch_options {
+  ki::ka::ndrange ndrange{};
+  dims workgroupsize{};
+  const char* name = nullptr;  ///< for messages (default: the kernel's name)
+};
+
+/// The geometry a launch resolved to (the backend runs it).
+struct geometry {
+  ki::ka::ndrange range;
+  xyz<std::int64_t> groupsize;
+  xyz<std::int64_t> groups;
+};
+
+namespace detail {
+[[noreturn]] inline void bad(const std::string& what) { throw std::invalid_argument("ki::ka: " + what); }
+
+/// The default work-group size of a dynamic kernel launched without one: 256 work-items.
+inline dims default_groupsize(int rank) { return rank <= 1 ? dims(256) : rank == 2 ? dims(16, 16) : dims(8, 8, 4); }
+
+template <class B>
+geometry resolve(const B& b, const ndrange& static_range, const dims& static_size, const launch_options& o) {
+  using traits = backend_traits<B>;
+  if (static_range.given() && o.ndrange.given() && !(static_range == o.ndrange))
+    bad("the launch's ndrange " + o.ndrange.str() + " differs from the kernel's static ndrange " + static_range.str());
+  const ndrange range = static_range.given() ? static_range : o.ndrange;
+  if (!range.given()) bad("no ndrange: give it when constructing the kernel or at launch ({.ndrange = ...})");
+  if (range.has_negative_extent()) bad("ndrange " + range.str() + ": an extent must be at least 0");
+  if (static_size.given() && o.workgroupsize.given()) {
+    bool same = static_size.rank() == o.workgroupsize.rank();
+    for (int d = 0; d < 3 && same; ++d) same = static_size[d] == o.workgroupsize[d];
+    if (!same)
+      bad("the launch's workgroupsize " + o.workgroupsize.str() + " differs from the kernel's static workgroupsize " +
+          static_size.str());
+  }
+  const dims size = static_size.given()       ? static_size
+                    : o.workgroupsize.given() ? o.workgroupsize
+                                              : default_groupsize(range.rank());
+  if (size.rank() > range.rank())
+    bad("workgroupsize " + size.str() + " has more dimensions than the ndrange " + range.str());
+  std::int64_t total = 1;
+  for (int d = 0; d < size.rank(); ++d) {
+    if (size.too_large(d) || size[d] < 1)
+      bad("workgroupsize " + size.str() + ": each dimension must be at least 1 (dimension " + std::to_string(d) +
+          " is " + size.value_str(d) + ")");
+    total *= size[d];
+  }
+  const std::int64_t max = traits::max_work_group_size(b);
+  if (total > max)
+    bad("workgroupsize " + size.str() + " has " + std::to_string(total) +
+        " work-items; the device's max_work_group_size is " + std::to_string(max));
+  const auto maxd = traits::max_work_group_dims(b);
+  for (int d = 0; d < 3; ++d)
+    if (size[d] > maxd[static_cast<std::size_t>(d)])
+      bad("workgroupsize " + size.str() + ": dimension " + std::to_string(d) + " exceeds max_work_group_dims[" +
+          std::to_string(d) + "] = " + std::to_string(maxd[static_cast<std::size_t>(d)]));
+  const xyz<std::int64_t> s{size[0], size[1], size[2]}, e = range.extents();
+  const xyz<std::int64_t> groups{(e.x + s.x - 1) / s.x, (e.y + s.y - 1) / s.y, (e.z + s.z - 1) / s.z};
+  const auto maxg = traits::max_num_groups(b);
+  const std::int64_t gv[3] = {groups.x, groups.y, groups.z};
+  for (int d = 0; d < 3; ++d)
+    if (gv[d] > maxg[static_cast<std::size_t>(d)])
+      bad("ndrange " + range.str() + " needs " + std::to_string(gv[d]) + " work-groups in dimension " +
+          std::to_string(d) + "; max_num_groups[" + std::to_string(d) +
+          "] = " + std::to_string(maxg[static_cast<std::size_t>(d)]));
+  return {range, s, groups};
+}
+}  // namespace detail
+
+/// A KA kernel for backend B: the kernel function F with optional static sizes.
+template <class B, class F>
+class kernel {
+ public:
+  kernel(const B& b, F f) : b_(b), f_(std::move(f)) {}
+  kernel(const B& b, F f, dims groupsize) : b_(b), f_(std::move(f)), size_(groupsize) { check_size(); }
+  kernel(const B& b, F f, dims groupsize, ki::ka::ndrange range)
+      : b_(b), f_(std::move(f)), size_(groupsize), range_(range) {
+    check_size();
+    if (!range_.given()) detail::bad("kernel: the static ndrange is empty (give 1 to 3 extents or ranges)");
+    if (range_.has_negative_extent()) detail::bad("kernel: ndrange " + range_.str() + ": an extent must be at least 0");
+  }
+
+  /// Launch with the static ndrange.
+  template <class... A>
+  requires(sizeof...(A) == 0 ||
+           !std::is_same_v<std::remove_cvref_t<std::tuple_element_t<0, std::tuple<A...>>>, launch_options>) void
+  operator()(A&&... args) const {
+    launch(launch_options{}, std::forward<A>(args)...);
+  }
+  /// Launch with a (dynamic) ndrange and work-group size.
+  template <class... A>
+  void operator()(const launch_options& o, A&&... args) const {
+    launch(o, std::forward<A>(args)...);
+  }
+
+  const B& backend() const { return b_; }
+  const F& function() const { return f_; }
+  /// The static work-group size and ndrange, where given.
+  const dims& workgroupsize() const { return size_; }
+  const ki::ka::ndrange& static_ndrange() const { return range_; }
+
+ private:
+  void check_size() const {
+    if (!size_.given()) detail::bad("kernel: the static workgroupsize is empty (give 1 to 3 sizes)");
+    for (int d = 0; d < size_.rank(); ++d)
+      if (size_.too_large(d) || size_[d] < 1)
+        detail::bad("kernel: workgroupsize " + size_.str() + ": each dimension must be at least 1");
+  }
+  template <class... A>
+  void launch(const launch_options& o, A&&... args) const {
+    const geometry g = detail::resolve(b_, range_, size_, o);
+    backend_traits<B>::ka_launch(b_, g, f_, o.name, argconvert(b_, std::forward<A>(args))...);
+  }
+
+  B b_;
+  F f_;
+  dims size_{};
+  ki::ka::ndrange range_{};
+};
+
+template <class B, class F>
+kernel(const B&, F) -> kernel<B, F>;
+template <class B, class F>
+kernel(const B&, F, dims) -> kernel<B, F>;
+template <class B, class F>
+kernel(const B&, F, dims, ki::ka::ndrange) -> kernel<B, F>;
+
+}  // namespace ki::ka
