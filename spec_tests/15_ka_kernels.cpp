@@ -136,3 +136,273 @@ TEMPLATE_LIST_TEST_CASE("ka: reverse_block! reverses each work-group through loc
   ki_test::check_all(
       ki_test::read(b, a), [](i64 i) { return static_cast<double>(7 - i % 8); }, "A");
 }
+
+namespace ki_spec_ka {
+
+// Records every work-item's indices: global linear slot <- (global x, y, local linear, group linear).
+struct record_indices {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    g.items([&](auto i) {
+      const auto c = i.global();
+      const i64 k = 4 * i.global_linear();
+      out[k] = c.x;
+      out[k + 1] = c.y;
+      out[k + 2] = i.local_linear();
+      out[k + 3] = i.group_linear();
+    });
+  }
+};
+
+// Counts the item statements that run, and the group-level code's runs (padding items run the
+// latter but not the former).
+struct count_statements {
+  template <class G>
+  void operator()(G& g, ki::span<i64> items, ki::span<i64> groups) const {
+    groups[g.group_linear()] += 1;
+    g.items([&](auto i) { items[i.global_linear()] += 1; });
+  }
+};
+
+// @private survives @synchronize: each work-item keeps two values across three phases.
+struct private_values {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    auto p = g.template private_<i64, 2>();
+    g.items([&](auto i) {
+      p[i][0] = 10 * i.global_linear();
+      p[i][1] = i.local_linear();
+    });
+    g.synchronize();
+    g.items([&](auto i) { p[i][0] += 1; });
+    g.synchronize(i64{1} > 0);
+    g.items([&](auto i) { out[i.global_linear()] = p[i][0] + p[i][1]; });
+  }
+};
+
+// Work-item `bad` of group `group` throws in the second phase (at `line`, the items() call).
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
+struct throws_in_phase {
+  static constexpr unsigned line = __LINE__ + 5;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, i64 group, i64 bad) const {
+    g.items([&](auto i) { out[i.global_linear()] = 1; });
+    g.synchronize();
+    g.items([&](auto i) {
+      if (i.group_linear() == group && i.local_linear() == bad) throw std::runtime_error("boom");
+    });
+  }
+};
+// clang-format on
+
+// Every work-item writes its local id to one element: the last one of the phase's order wins.
+struct last_writer {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    g.items([&](auto i) { out[i.group_linear()] = i.local_linear(); });
+  }
+};
+
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: an ndrange of offset ranges: Cartesian indices shifted, Linear counted from 0", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  // The interior plus two halo cells on each side of a 5 x 3 grid: x in [-2, 7), y in [-1, 4).
+  const ki::ka::ndrange r{ki::range{-2, 7}, ki::range{-1, 4}};
+  const i64 nx = 9, ny = 5;
+  auto out = ki::zeros<i64>(b, 4 * nx * ny);
+  ki::ka::kernel k(b, record_indices{}, {4, 2});
+  k({.ndrange = r}, out);
+  ki::synchronize(b);
+  const auto h = ki_test::read(b, out);
+  i64 bad = 0;
+  for (i64 y = 0; y < ny; ++y)
+    for (i64 x = 0; x < nx; ++x) {
+      const std::size_t k4 = static_cast<std::size_t>(4 * (x + nx * y));
+      const i64 group = x / 4 + 3 * (y / 2);  // 3 x 3 groups of 4 x 2
+      bad += h[k4] != x - 2 || h[k4 + 1] != y - 1 || h[k4 + 2] != x % 4 + 4 * (y % 2) || h[k4 + 3] != group;
+    }
+  CHECK(bad == 0);
+  // The same space given statically.
+  auto out2 = ki::zeros<i64>(b, 4 * nx * ny);
+  ki::ka::kernel(b, record_indices{}, {4, 2}, r)(out2);
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, out2) == h);
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: padding work-items of a partial group run the group-level code but no item statement",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  for (const i64 n : {i64{1}, i64{7}, i64{10}, i64{64}, i64{65}}) {
+    INFO("ndrange " << n << ", work-groups of 8");
+    auto items = ki::zeros<i64>(b, n);
+    auto groups = ki::zeros<i64>(b, (n + 7) / 8);
+    ki::ka::kernel(b, count_statements{}, 8)({.ndrange = n}, items, groups);
+    ki::synchronize(b);
+    CHECK(ki_test::read(b, items) == std::vector<i64>(static_cast<std::size_t>(n), 1));
+    CHECK(ki_test::read(b, groups) == std::vector<i64>(static_cast<std::size_t>((n + 7) / 8), 1));
+  }
+  // An empty ndrange runs nothing.
+  auto none = ki::zeros<i64>(b, 1);
+  ki::ka::kernel(b, count_statements{}, 8)({.ndrange = ki::range{5, 2}}, none, none);
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, none) == std::vector<i64>{0});
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: @private values survive @synchronize", "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto out = ki::zeros<i64>(b, 100);
+  ki::ka::kernel(b, private_values{}, 16)({.ndrange = 100}, out);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, out), [](i64 i) { return 10 * i + 1 + i % 16; }, "out");
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: a dynamic kernel takes its ndrange and work-group size at launch", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  ki::ka::kernel k(b, linear_example{});
+  auto a = ki::zeros<double>(b, 40);
+  k({.ndrange = 40, .workgroupsize = 10}, a);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64 i) { return static_cast<double>(i / 10 + i % 10); }, "A");
+  // Without a work-group size: one is chosen (256 work-items for one dimension).
+  k({.ndrange = 40}, a);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64 i) { return static_cast<double>(i); }, "A (one group)");
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: misuse is std::invalid_argument naming the value, before anything runs", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto a = ki::zeros<double>(b, 16);
+  using ki_test::ContainsSubstring;
+  const auto msg = [&](auto&& f) { return ki_test::thrown_message<std::invalid_argument>(f); };
+  // No ndrange at all.
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{})(a); }), ContainsSubstring("no ndrange"));
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, 4)(a); }), ContainsSubstring("no ndrange"));
+  // A launch ndrange or work-group size other than the static one.
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, 4, 16)({.ndrange = 12}, a); }),
+             ContainsSubstring("12") && ContainsSubstring("16"));
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, 4)({.ndrange = 16, .workgroupsize = 8}, a); }),
+             ContainsSubstring("8") && ContainsSubstring("4"));
+  // A negative extent; a work-group size of 0; one beyond the device; more dimensions than the ndrange.
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{})({.ndrange = -3}, a); }), ContainsSubstring("-3"));
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, 0); }), ContainsSubstring("0"));
+  const i64 too_many = ki::max_work_group_size(b) + 1;
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{})({.ndrange = 16, .workgroupsize = too_many}, a); }),
+             ContainsSubstring(std::to_string(too_many)) && ContainsSubstring("max_work_group_size"));
+  CHECK_THAT(msg([&] {
+               ki::ka::kernel(b, linear_example{}, {4, 4})({.ndrange = 16}, a);
+             }),
+             ContainsSubstring("(4, 4)") && ContainsSubstring("(16)"));
+  // Nothing ran.
+  CHECK(ki_test::read(b, a) == std::vector<double>(16, 0.0));
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: an exception in a phase surfaces at synchronize with the work-group, work-item and line",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto out = ki::zeros<i64>(b, 64);
+  ki::ka::kernel(b, throws_in_phase{}, 16)({.ndrange = 64, .name = "throws_in_phase"}, out, i64{2}, i64{5});
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+    CHECK(e.group() == ki::xyz<i64>{2, 0, 0});
+    CHECK(e.local() == ki::xyz<i64>{5, 0, 0});
+    CHECK(e.where() == "15_ka_kernels.cpp:" + std::to_string(throws_in_phase::line));
+    const std::string what = e.what();
+    CHECK_THAT(what,
+               ki_test::ContainsSubstring("kernel 'throws_in_phase': work-item (5, 0, 0) (linear 5) of work-group "
+                                          "(2, 0, 0) threw boom (in the phase at 15_ka_kernels.cpp:" +
+                                          std::to_string(throws_in_phase::line)));
+  }
+  // Still usable.
+  ki::ka::kernel(b, throws_in_phase{}, 16)({.ndrange = 64}, out, i64{-1}, i64{-1});
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, out) == std::vector<i64>(64, 1));
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: a ki::span index out of bounds in a phase names the work-item", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto a = ki::zeros<double>(b, 15);  // one element short of the ndrange
+  ki::ka::kernel(b, linear_example{}, 4, 16)(a);
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+    CHECK(e.group() == ki::xyz<i64>{3, 0, 0});
+    CHECK(e.local() == ki::xyz<i64>{3, 0, 0});
+    CHECK_THAT(std::string(e.what()),
+               ki_test::ContainsSubstring("index 15 is out of bounds for a ki::span of 15 elements"));
+  }
+}
+
+#if KI_TEST_BACKEND_REFERENCE
+TEST_CASE("ka: the oracle runs a phase's work-items in its schedule's order (forward, reverse, random)", "[ka]") {
+  for (const auto order :
+       {ki::reference::order::forward, ki::reference::order::reverse, ki::reference::order::random}) {
+    ki::reference::backend b{.threads = 1};
+    b.schedule.items = order;
+    b.schedule.seed = order == ki::reference::order::forward ? 0 : 7;
+    auto out = ki::zeros<i64>(b, 64);
+    ki::ka::kernel(b, last_writer{}, 32)({.ndrange = 64 * 32}, out);
+    const auto h = ki_test::read(b, out);
+    INFO("order " << static_cast<int>(order));
+    if (order == ki::reference::order::forward) CHECK(h == std::vector<i64>(64, 31));
+    if (order == ki::reference::order::reverse) CHECK(h == std::vector<i64>(64, 0));
+    if (order == ki::reference::order::random) {  // a permutation per group: the last writers differ
+      i64 not_last = 0;
+      for (i64 v : h) not_last += v != 31;
+      CHECK(not_last > 32);
+    }
+  }
+}
+#endif
+
+namespace ki_spec_ka {
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
+// A KA kernel that calls a KernelInterface device function: `what` 0 a barrier, 1 a shuffle.
+struct mixes_layers {
+  static constexpr unsigned line_barrier = __LINE__ + 4, line_shfl = __LINE__ + 5;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, int what) const {
+    g.items([&](auto i) {
+      if (what == 0) ki::barrier();
+      else out[i.global_linear()] = ki::shfl_xor(i.local_linear(), 1);
+    });
+  }
+};
+// clang-format on
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE(
+    "ka: a KernelInterface device function in a KA kernel is an error naming the function and its line", "[ka]",
+    ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto out = ki::zeros<i64>(b, 32);
+  for (const int what : {0, 1}) {
+    ki::ka::kernel(b, mixes_layers{}, 16)({.ndrange = 32}, out, what);
+    try {
+      ki::synchronize(b);
+      FAIL("no error");
+    } catch (const ki::kernel_error& e) {
+      const std::string fn = what == 0 ? "barrier" : "shfl_xor";
+      const unsigned line = what == 0 ? mixes_layers::line_barrier : mixes_layers::line_shfl;
+      CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+      CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
+      CHECK_THAT(std::string(e.what()),
+                 ki_test::ContainsSubstring("ki: " + fn + " at 15_ka_kernels.cpp:" + std::to_string(line) +
+                                            " is a KernelInterface device function; a KA kernel"));
+    }
+  }
+}

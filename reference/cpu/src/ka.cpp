@@ -52,8 +52,11 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     }
     rep.set_group(id);
     try {
+      ka_running = true;  // (a KI device function called in the kernel says so)
       d.run_group(d.ctx, *group_);
+      ka_running = false;
     } catch (...) {
+      ka_running = false;
       const item_failure f = current_failure();
       const auto& pf = group_->failure();
       if (pf.happened) {

@@ -128,8 +128,8 @@ KI_DEVICE inline local_array<T, Dims...> localmemory(Key, source_location where 
   alignas(T) __shared__ unsigned char storage[sizeof(T) * count];  // (clang: alignas first)
   return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
 #else
-  void* p =
-      detail::cpu::exec("localmemory").local_memory(&detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
+  void* p = detail::cpu::exec("localmemory", where)
+                .local_memory(&detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
   return local_array<T, Dims...>(static_cast<T*>(p));
 #endif
 }

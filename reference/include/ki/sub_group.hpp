@@ -136,7 +136,7 @@ inline void set_width(cpu::collective& c, width_arg w) {
 }
 /// Hands the call to the running work-item's executor (outside a kernel: the logic_error names
 /// the function, from its row of the table).
-inline void run(cpu::collective& c) { cpu::exec(cpu::op(c.kind).name).collective(c); }
+inline void run(cpu::collective& c) { cpu::exec(cpu::op(c.kind).name, c.where).collective(c); }
 
 template <class T, class Op>
 void combine(const void* op, const void* a, const void* b, void* out) {

@@ -99,7 +99,7 @@ KI_ALWAYS_INLINE void barrier(const source_location& where) {
     }
   }
 #endif
-  exec("barrier").barrier(where);  // (the location by value: in registers)
+  exec("barrier", where).barrier(where);  // (the location by value: in registers)
 }
 
 }  // namespace ki::detail::cpu

@@ -130,8 +130,25 @@ inline constinit thread_local const group_state* current_group = nullptr;
 /// executor). Never null, so that the inline barrier tests nothing but the site.
 inline constinit thread_local barrier_ring* current_ring = &no_ring;
 
-[[noreturn]] inline void outside_kernel(const char* what) {
-  throw std::logic_error(std::string("ki: ") + what + " called outside a kernel");
+/// Set while a CPU backend runs a KA kernel's work-group (ki/ka/group.hpp): KernelInterface
+/// device functions are then a mix of the two layers, which the spec rules out.
+inline constinit thread_local bool ka_running = false;
+
+/// A device function called where no KI work-item runs: outside any kernel, or inside a KA kernel
+/// (`where`: the call's location, where known).
+[[noreturn]] inline void outside_kernel(const char* what, const source_location* where = nullptr) {
+  std::string at;
+  if (where != nullptr && where->line != 0) {
+    const char* f = where->file;
+    for (const char* p = where->file; *p != '\0'; ++p)
+      if (*p == '/') f = p + 1;
+    at = std::string(" at ") + f + ":" + std::to_string(where->line);
+  }
+  if (ka_running)
+    throw std::logic_error(std::string("ki: ") + what + at +
+                           " is a KernelInterface device function; a KA kernel (ki::ka) cannot call it (a kernel is "
+                           "written against one layer or the other, never a mix)");
+  throw std::logic_error(std::string("ki: ") + what + at + " called outside a kernel");
 }
 
 inline const item_state& here(const char* what) {
@@ -145,6 +162,12 @@ inline const item_state& here(const char* what) {
 inline executor& exec(const char* what) {
   if (current == nullptr) [[unlikely]]
     outside_kernel(what);
+  return *current_exec;
+}
+/// The same for a sync point at `where`.
+inline executor& exec(const char* what, const source_location& where) {
+  if (current == nullptr) [[unlikely]]
+    outside_kernel(what, &where);
   return *current_exec;
 }
 
