@@ -406,3 +406,80 @@ TEMPLATE_LIST_TEST_CASE(
     }
   }
 }
+
+namespace ki_spec_ka {
+// group_sums!(out, @Const(x)): s = @groupreduce(+, x[i], 0); local item 0 stores it.
+struct group_sums {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, ki::span<const i64> x) const {
+    const i64 s = g.reduce(std::plus<>{}, i64{0}, [&](auto i) { return x[i.global_linear()]; });
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) out[i.group_linear()] = s;
+    });
+  }
+};
+
+/// x -> a x + b: composing is associative, not commutative (exact in integers).
+struct affine {
+  i64 a, b;
+  friend bool operator==(const affine&, const affine&) = default;
+};
+struct compose {  // first f, then g
+  affine operator()(const affine& f, const affine& g) const { return {g.a * f.a, g.a * f.b + g.b}; }
+};
+
+// Every work-item's inclusive and exclusive @groupscan of affine maps made from its global index.
+struct scans {
+  template <class G>
+  void operator()(G& g, ki::span<affine> inc, ki::span<affine> exc) const {
+    const auto val = [&](auto i) { return affine{1 + i.global_linear() % 3, i.global_linear()}; };
+    auto in = g.scan(compose{}, affine{1, 0}, val);
+    auto ex = g.scan(compose{}, affine{1, 0}, val, false);
+    g.items([&](auto i) {
+      inc[i.global_linear()] = in(i);
+      exc[i.global_linear()] = ex(i);
+    });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE(
+    "ka: @groupreduce (group_sums!): padding work-items add the neutral element without evaluating val", "[ka]",
+    ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  for (const i64 n : {i64{256}, i64{1000}, i64{1}}) {
+    INFO("n = " << n << ", groups of 256");
+    std::vector<i64> h(static_cast<std::size_t>(n));
+    for (i64 k = 0; k < n; ++k) h[static_cast<std::size_t>(k)] = k * k % 97;
+    auto x = ki::to_device(b, h);  // exactly n elements: evaluating val for a padding item throws
+    const i64 groups = (n + 255) / 256;
+    auto out = ki::zeros<i64>(b, groups);
+    ki::ka::kernel(b, group_sums{}, 256)({.ndrange = n}, out, x);
+    ki::synchronize(b);
+    std::vector<i64> want(static_cast<std::size_t>(groups), 0);
+    for (i64 k = 0; k < n; ++k) want[static_cast<std::size_t>(k / 256)] += h[static_cast<std::size_t>(k)];
+    CHECK(ki_test::read(b, out) == want);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: @groupscan, inclusive and exclusive, in local linear order (a non-commutative operator)",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  const i64 n = 100, w = 32;  // the last group is partial
+  auto inc = ki::allocate<affine>(b, n);
+  auto exc = ki::allocate<affine>(b, n);
+  ki::ka::kernel(b, scans{}, w)({.ndrange = n}, inc, exc);
+  ki::synchronize(b);
+  const auto hi = ki_test::read(b, inc), he = ki_test::read(b, exc);
+  i64 bad = 0;
+  for (i64 g = 0; g * w < n; ++g) {
+    affine acc{1, 0};
+    for (i64 l = 0; l < w && g * w + l < n; ++l) {
+      const i64 k = g * w + l;
+      bad += !(he[static_cast<std::size_t>(k)] == acc);
+      acc = compose{}(acc, affine{1 + k % 3, k});
+      bad += !(hi[static_cast<std::size_t>(k)] == acc);
+    }
+  }
+  CHECK(bad == 0);
+}

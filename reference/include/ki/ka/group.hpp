@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <type_traits>
 
 #include <ki/ka/ndrange.hpp>
@@ -154,6 +155,35 @@ class cpu_group {
     }
   }
 
+  /// @groupreduce(op, val, neutral): op over every work-item's f(item), to the whole group (the
+  /// value is group-level: every work-item sees it). Padding work-items of a partial group
+  /// contribute `neutral` without f being called for them. The fold runs in local linear order
+  /// (the spec asks op to be associative and commutative, so any order would do; this one is
+  /// exact for the others too). A collective: every work-item reaches it.
+  template <class Op, class T, class F>
+  T reduce(Op op, T neutral, F&& f, source_location where = source_location::current()) {
+    T acc = neutral;
+    fold_in_order(op, neutral, f, where, [&](const cpu_item&, const T& v) { acc = op(acc, v); });
+    return acc;
+  }
+
+  /// @groupscan(op, val, neutral): for each work-item, op over the values of the work-items up to
+  /// it (inclusive) or before it (exclusive: `inclusive` false), in @index(Local, Linear) order,
+  /// exact for non-commutative operators; padding work-items contribute `neutral` unevaluated.
+  /// The results are per work-item: r(i).
+  template <class Op, class T, class F>
+  private_array<T, 1> scan(Op op, T neutral, F&& f, bool inclusive = true,
+                           source_location where = source_location::current()) {
+    private_array<T, 1> r = private_<T, 1>(where);
+    T acc = neutral;
+    fold_in_order(op, neutral, f, where, [&](const cpu_item& i, const T& v) {
+      if (!inclusive) r(i) = acc;
+      acc = op(acc, v);
+      if (inclusive) r(i) = acc;
+    });
+    return r;
+  }
+
   /// @synchronize(): on a CPU backend phases already run one after another; nothing to do.
   void synchronize() const {}
   /// @synchronize(cond): on the CPU the synchronisation always happens (cond is not evaluated
@@ -183,10 +213,41 @@ class cpu_group {
   }
 
   /// Where the last phase failed (the runner names the work-item and the items() call).
+  // (defined below: the fold's phases)
   const detail::phase_failure& failure() const { return failure_; }
 
  private:
   friend class cpu_item;
+
+  /// Calls step(item, value) for every work-item of the group in local linear order, value being
+  /// f(item) for those inside the ndrange and `neutral` for padding ones. The values are computed
+  /// first, in the phase's order (the oracle's may differ from local linear order), then folded.
+  template <class Op, class T, class F, class Step>
+  void fold_in_order(Op&, const T& neutral, F& f, const source_location& where, Step&& step) {
+    std::optional<private_array<T, 1>> v;
+    if (order_ != nullptr) {
+      v.emplace(private_<T, 1>(where));
+      items([&](const cpu_item& i) { (*v)(i) = f(i); }, where);
+    }
+    for (std::int64_t z = 0; z < size_.z; ++z)
+      for (std::int64_t y = 0; y < size_.y; ++y)
+        for (std::int64_t x = 0; x < size_.x; ++x) {
+          const cpu_item i(*this, x, y, z);
+          const bool inside = x < active_.x && y < active_.y && z < active_.z;
+          if (!inside) {
+            step(i, neutral);
+          } else if (order_ != nullptr) {
+            step(i, (*v)(i));
+          } else {
+            try {
+              step(i, f(i));
+            } catch (...) {
+              failure_ = {{x, y, z}, where, true};
+              throw;
+            }
+          }
+        }
+  }
   static std::int64_t clip(std::int64_t left, std::int64_t size) { return left < 0 ? 0 : left < size ? left : size; }
 
   ndrange range_;
