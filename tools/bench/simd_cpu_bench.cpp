@@ -20,10 +20,13 @@
 //   first_barrier  1024 work-groups of 256 items crossing one barrier each, one thread: ns per
 //               item, what a work-item's first sync point costs (its own fiber); no baseline
 //
+//   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase per halving, no fibers
+//
 // Every benchmark checks its result once before timing it and reports an error instead of a
 // number if it is wrong. Run: ki_bench_simd_cpu --benchmark_repetitions=3 (summary at the end).
 #include "bench_common.hpp"
 
+#include <ki/ka.hpp>
 #include <ki/simd_cpu.hpp>
 
 #include <algorithm>
@@ -282,6 +285,43 @@ void BM_ki_tree_reduce(benchmark::State& state) {
   const B b = make_backend<B>(state.range(0));
   const auto launch = [&] {
     ki::launch(b, {.numgroups = d.groups(), .workgroupsize = group_size}, partial_sums{}, d.sums, d.a);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    const auto expect = tree_sums(d.a.data(), d.n);
+    for (std::size_t g = 0; g < expect.size(); ++g)
+      if (d.sums.data()[g] != expect[g]) return "partial sum of group " + std::to_string(g) + " is wrong";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
+}
+
+/// partial_sums! in the KA layer: the load, each halving and the store are phases.
+struct ka_partial_sums {
+  template <class G>
+  void operator()(G& g, ki::span<float> out, ki::span<const float> x) const {
+    auto shared = g.template localmem<float, 256>([] {});
+    g.items([&](auto i) { shared[i.local_linear()] = x[i.global_linear()]; });
+    for (i64 step = g.groupsize_linear() / 2; step > 0; step /= 2)
+      g.items([&](auto i) {
+        const i64 t = i.local_linear();
+        if (t < step) shared[t] += shared[t + step];
+      });
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) out[i.group_linear()] = shared[0];
+    });
+  }
+};
+
+template <class B>
+void BM_ka_tree_reduce(benchmark::State& state) {
+  auto& d = floats<B>(reduce_n);
+  const B b = make_backend<B>(state.range(0));
+  const ki::ka::kernel k(b, ka_partial_sums{}, group_size, reduce_n);
+  const auto launch = [&] {
+    k(d.sums, d.a);
     ki::synchronize(b);
   };
   const auto check = [&]() -> std::string {
@@ -576,6 +616,8 @@ const bool registered = [] {
   both("BM_simd_tree_reduce", BM_ki_tree_reduce<simd_backend>);
   both("BM_plain_tree_reduce", BM_plain_tree_reduce);
   both("BM_reference_tree_reduce", BM_ki_tree_reduce<ref_backend>);
+  both("BM_ka_tree_reduce", BM_ka_tree_reduce<simd_backend>);
+  both("BM_reference_ka_tree_reduce", BM_ka_tree_reduce<ref_backend>);
   both("BM_simd_sg_reduce", BM_ki_sg_reduce<simd_backend>);
   both("BM_plain_sg_reduce", BM_plain_sg_reduce);
   both("BM_reference_sg_reduce", BM_ki_sg_reduce<ref_backend>);
@@ -644,6 +686,16 @@ class summary_reporter : public summary_reporter_base {
       }
       row("tree reduction 2^24", suffix, "BM_simd_tree_reduce", "BM_plain_tree_reduce", "BM_reference_tree_reduce",
           "bytes_per_second", 1e-9, "GB/s");
+      row("KA tree reduction 2^24", suffix, "BM_ka_tree_reduce", "BM_plain_tree_reduce", "BM_reference_ka_tree_reduce",
+          "bytes_per_second", 1e-9, "GB/s");
+      {
+        const auto ka = rate("BM_reference_ka_tree_reduce" + suffix, "bytes_per_second", 1.0),
+                   ki_ = rate("BM_reference_tree_reduce" + suffix, "bytes_per_second", 1.0),
+                   kas = rate("BM_ka_tree_reduce" + suffix, "bytes_per_second", 1.0),
+                   kis = rate("BM_simd_tree_reduce" + suffix, "bytes_per_second", 1.0);
+        if (ka && ki_) print("  %-34s reference KA / KI %7.2fx\n", "KA vs KI tree reduction", *ka / *ki_);
+        if (kas && kis) print("  %-34s simd_cpu  KA / KI %7.2fx\n", "", *kas / *kis);
+      }
       row("sub-group reduce + atomic 2^22", suffix, "BM_simd_sg_reduce", "BM_plain_sg_reduce", "BM_reference_sg_reduce",
           "items_per_second", 1e-6, "Mitems/s");
       row("histogram, local bins 2^22", suffix, "BM_simd_histogram", "BM_plain_histogram", "BM_reference_histogram",
