@@ -483,3 +483,99 @@ TEMPLATE_LIST_TEST_CASE("ka: @groupscan, inclusive and exclusive, in local linea
   }
   CHECK(bad == 0);
 }
+
+TEMPLATE_LIST_TEST_CASE("ka: @Const arguments are read-only views; one that overlaps a writable argument is refused",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto x = iota_double(b, 8);
+  auto y = ki_test::filled<double>(b, 8, 1.0);
+  ki::ka::kernel k(b, saxpy{}, 8, 8);
+  k(2.0, ki::ka::Const(x), y);  // the text's saxpy!(a, @Const(X), Y)
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, y) == std::vector<double>{3, 5, 7, 9, 11, 13, 15, 17});
+  using ki_test::ContainsSubstring;
+  // kernel(A, A), and a view of A: refused before anything runs, naming both arguments.
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { k(2.0, ki::ka::Const(y), y); }),
+             ContainsSubstring("argument 1 is @Const") && ContainsSubstring("writable argument 2"));
+  const ki::span<double> view(ki::argconvert(b, y).data() + 4, 4);
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>(
+                 [&] { ki::ka::kernel(b, saxpy{}, 4, 4)(2.0, ki::ka::Const(y), view); }),
+             ContainsSubstring("argument 1 is @Const") && ContainsSubstring("writable argument 2"));
+  CHECK(ki_test::read(b, y) == std::vector<double>{3, 5, 7, 9, 11, 13, 15, 17});
+  // Two read-only uses of one array, and disjoint halves, are fine.
+  const ki::span<double> low(ki::argconvert(b, y).data(), 4);
+  const ki::span<const double> high(ki::argconvert(b, y).data() + 4, 4);
+  ki::ka::kernel(b, saxpy{}, 4, 4)(1.0, ki::ka::Const(high), low);
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, y) == std::vector<double>{14, 18, 22, 26, 11, 13, 15, 17});
+}
+
+namespace ki_spec_ka {
+// scale!(y, x) of the text: y[i] = 2 * x[i] + 1 for every index of eachindex(y, x).
+struct scale_body {
+  ki::span<double> y;
+  ki::span<const double> x;
+  void operator()(i64 i) const { y[i] = 2 * x[i] + 1; }
+};
+// smooth!(B, A) of the text, on the interior of an nx x ny matrix (x fastest).
+struct smooth_body {
+  ki::span<double> out;
+  ki::span<const double> a;
+  i64 nx;
+  void operator()(ki::xyz<i64> c) const {
+    const auto at = [&](i64 x, i64 y) { return a[x + nx * y]; };
+    out[c.x + nx * c.y] = (at(c.x - 1, c.y) + at(c.x + 1, c.y) + at(c.x, c.y - 1) + at(c.x, c.y + 1)) / 4;
+  }
+};
+struct count_body {
+  ki::span<i64> hits;
+  i64 first;
+  void operator()(i64 i) const { hits[i - first] += 1; }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: foreach_index(f, arrays...) runs f once per index of the arrays (scale!)", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto x = iota_double(b, 1000, 0.0);
+  auto y = ki::zeros<double>(b, 1000);
+  ki::ka::foreach_index(scale_body{ki::argconvert(b, y), ki::argconvert(b, x)}, y, x);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, y), [](i64 i) { return 2.0 * static_cast<double>(i) + 1; }, "y");
+  // The index must be valid for every array.
+  auto short_x = iota_double(b, 999);
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] {
+               ki::ka::foreach_index(scale_body{ki::argconvert(b, y), ki::argconvert(b, short_x)}, y, short_x);
+             }),
+             ki_test::ContainsSubstring("999") && ki_test::ContainsSubstring("1000"));
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: foreach_index(backend, space, f) gives the space's indices as they are (smooth!)", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  const i64 nx = 7, ny = 5;
+  std::vector<double> h(static_cast<std::size_t>(nx * ny));
+  for (i64 k = 0; k < nx * ny; ++k) h[static_cast<std::size_t>(k)] = static_cast<double>(k * k % 11);
+  auto a = ki::to_device(b, h);
+  auto out = ki::zeros<double>(b, nx * ny);
+  // The interior: CartesianIndices((2:size(A,1)-1, 2:size(A,2)-1)), 0-based [1, n - 1).
+  ki::ka::foreach_index(b, ki::ka::ndrange{ki::range{1, nx - 1}, ki::range{1, ny - 1}},
+                        smooth_body{ki::argconvert(b, out), ki::argconvert(b, a), nx});
+  ki::synchronize(b);
+  const auto got = ki_test::read(b, out);
+  i64 bad = 0;
+  for (i64 y = 0; y < ny; ++y)
+    for (i64 x = 0; x < nx; ++x) {
+      const auto at = [&](i64 u, i64 v) { return h[static_cast<std::size_t>(u + nx * v)]; };
+      const bool interior = x > 0 && x < nx - 1 && y > 0 && y < ny - 1;
+      const double want = interior ? (at(x - 1, y) + at(x + 1, y) + at(x, y - 1) + at(x, y + 1)) / 4 : 0.0;
+      bad += got[static_cast<std::size_t>(x + nx * y)] != want;
+    }
+  CHECK(bad == 0);
+  // A 1-D range: the indices as they are, from its first.
+  auto hits = ki::zeros<i64>(b, 10);
+  ki::ka::foreach_index(b, ki::range{-3, 7}, count_body{ki::argconvert(b, hits), -3});
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, hits) == std::vector<i64>(10, 1));
+}

@@ -23,6 +23,7 @@
 #include <ki/argconvert.hpp>
 #include <ki/backend.hpp>
 #include <ki/dims.hpp>
+#include <ki/ka/const.hpp>
 #include <ki/ka/ndrange.hpp>
 #include <ki/xyz.hpp>
 
@@ -136,10 +137,31 @@ class kernel {
       if (size_.too_large(d) || size_[d] < 1)
         detail::bad("kernel: workgroupsize " + size_.str() + ": each dimension must be at least 1");
   }
+  /// An argument as the kernel receives it: converted by argconvert, a Const one as a span of
+  /// const elements.
+  template <class A>
+  auto convert(A&& a) const {
+    using V = std::remove_cvref_t<A>;
+    if constexpr (detail::is_const_arg<V>::value) {
+      auto c = argconvert(b_, a.a);
+      static_assert(detail::span_of<decltype(c)>::value,
+                    "ki::ka::Const: the argument must be an array or a span (it becomes a ki::span<const T>)");
+      return ki::span<const typename detail::span_of<decltype(c)>::element>(c);
+    } else {
+      return argconvert(b_, std::forward<A>(a));
+    }
+  }
   template <class... A>
   void launch(const launch_options& o, A&&... args) const {
     const geometry g = detail::resolve(b_, range_, size_, o);
-    backend_traits<B>::ka_launch(b_, g, f_, o.name, argconvert(b_, std::forward<A>(args))...);
+    const auto launch_with = [&](const auto&... c) {
+      if constexpr (sizeof...(A) > 0) {
+        const detail::arg_memory m[] = {detail::memory_of(c, detail::is_const_arg<std::remove_cvref_t<A>>::value)...};
+        detail::check_const(m, sizeof...(A));
+      }
+      backend_traits<B>::ka_launch(b_, g, f_, o.name, c...);
+    };
+    launch_with(convert(std::forward<A>(args))...);
   }
 
   B b_;

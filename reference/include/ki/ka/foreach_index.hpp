@@ -1,0 +1,82 @@
+// foreach_index (spec: "Loops without a kernel"): a loop over indices, launched as a KA kernel
+// with one work-item per index; asynchronous like any launch, bounds checks kept.
+//
+//   ki::ka::foreach_index([=](std::int64_t i) { y[i] = 2 * x[i] + 1; }, y_array, x_array);
+//   ki::ka::foreach_index(backend, ki::ka::ndrange{ki::range{1, n - 1}, ki::range{1, m - 1}},
+//                         [=](ki::xyz<std::int64_t> c) { ... });
+//
+// With arrays, the body receives a linear index (a ki::array is contiguous: the spec's
+// IndexLinear case), valid for every array passed: they must have the same number of elements
+// and live on the same backend and device, else std::invalid_argument naming them. With an
+// index space, the body receives its indices as they are: a std::int64_t for an extent or a
+// ki::range, a ki::xyz (the shifted Cartesian index) for an ndrange of 2 or 3 dimensions.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include <ki/ka/kernel.hpp>
+#include <ki/ka/ndrange.hpp>
+#include <ki/memory.hpp>
+
+namespace ki::ka {
+
+namespace detail {
+/// The kernel of foreach_index: the body once per index of the space.
+template <class F, bool Cartesian>
+struct foreach_kernel {
+  F f;
+  template <class G>
+  void operator()(G& g) const {
+    g.items([&](auto i) {
+      if constexpr (Cartesian) f(i.global());
+      else f(i.global().x);
+    });
+  }
+};
+inline constexpr std::int64_t foreach_groupsize = 256;
+}  // namespace detail
+
+/// f(i) for every index i of a 1-D index space (an extent n: 0 .. n-1, or a ki::range).
+template <class B, class F>
+void foreach_index(const B& b, ki::range space, F f) {
+  kernel(b, detail::foreach_kernel<F, false>{std::move(f)}, detail::foreach_groupsize)({.ndrange = space});
+}
+template <class B, class F, class I>
+requires std::is_integral_v<I>
+void foreach_index(const B& b, I n, F f) { foreach_index(b, ki::range{0, static_cast<std::int64_t>(n)}, std::move(f)); }
+/// f(c) for every index c (a ki::xyz, shifted) of an index space of 1 to 3 dimensions.
+template <class B, class F>
+void foreach_index(const B& b, const ndrange& space, F f) {
+  const dims size = space.rank() <= 1 ? dims(256) : space.rank() == 2 ? dims(16, 16) : dims(8, 8, 4);
+  kernel(b, detail::foreach_kernel<F, true>{std::move(f)}, size)({.ndrange = space});
+}
+
+/// f(i) for every linear index i of the arrays (all with as many elements, on one backend and
+/// device).
+template <class F, class T0, class B, class... T>
+void foreach_index(F f, const array<T0, B>& first, const array<T, B>&... rest) {
+  const auto check = [&](const auto& a, int k) {
+    if (a.size() != first.size())
+      throw std::invalid_argument("ki::ka::foreach_index: array " + std::to_string(k) + " has " +
+                                  std::to_string(a.size()) + " elements, array 0 has " + std::to_string(first.size()) +
+                                  " (the index must be valid for every array)");
+    if (a.device() != first.device())
+      throw std::invalid_argument("ki::ka::foreach_index: array " + std::to_string(k) + " is on device " +
+                                  std::to_string(a.device()) + ", array 0 on device " + std::to_string(first.device()) +
+                                  " (every array must be on the same device)");
+  };
+  int k = 1;
+  (check(rest, k++), ...);
+  foreach_index(first.get_backend(), ki::range{0, first.size()}, std::move(f));
+}
+
+/// (Arrays of different backends: refused at compile time.)
+template <class F, class T0, class B0, class... T, class... Bs>
+requires(sizeof...(Bs) > 0 && !(std::is_same_v<B0, Bs> && ...)) void foreach_index(F, const array<T0, B0>&,
+                                                                                   const array<T, Bs>&...) {
+  static_assert(sizeof(F) == 0, "ki::ka::foreach_index: every array must live on the same backend");
+}
+
+}  // namespace ki::ka
