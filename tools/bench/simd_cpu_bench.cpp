@@ -21,6 +21,8 @@
 //               item, what a work-item's first sync point costs (its own fiber); no baseline
 //
 //   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase per halving, no fibers
+//   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats)
+//   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge)
 //
 // Every benchmark checks its result once before timing it and reports an error instead of a
 // number if it is wrong. Run: ki_bench_simd_cpu --benchmark_repetitions=3 (summary at the end).
@@ -192,6 +194,34 @@ void BM_ki_vadd(benchmark::State& state) {
   const B b = make_backend<B>(state.range(1));
   const auto launch = [&] {
     ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    const float *a = d.a.data(), *bb = d.b.data(), *c = d.c.data();
+    for (i64 i = 0; i < d.n; ++i)
+      if (c[i] != a[i] + bb[i]) return "c[" + std::to_string(i) + "] != a[i] + b[i]";
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
+}
+
+/// foreach_index's body for the vector add.
+struct ka_vadd_body {
+  ki::span<float> c;
+  ki::span<const float> a, b;
+  void operator()(i64 i) const { c[i] = a[i] + b[i]; }
+};
+
+template <class B>
+void BM_ka_vadd(benchmark::State& state) {
+  auto& d = floats<B>(state.range(0));
+  const B b = make_backend<B>(state.range(1));
+  const ka_vadd_body body{ki::argconvert(b, d.c), ki::argconvert(b, std::as_const(d.a)),
+                          ki::argconvert(b, std::as_const(d.b))};
+  const auto launch = [&] {
+    ki::ka::foreach_index(body, d.c, d.a, d.b);
     ki::synchronize(b);
   };
   const auto check = [&]() -> std::string {
@@ -454,6 +484,41 @@ void BM_ki_histogram(benchmark::State& state) {
   items_rate(state, static_cast<double>(hist_n));
 }
 
+/// The local-bin histogram in the KA layer: zero the bins, count with local atomics, merge.
+struct ka_histogram {
+  template <class G>
+  void operator()(G& g, ki::span<std::uint32_t> hist, ki::span<const std::uint8_t> x) const {
+    const i64 n = g.groupsize_linear();
+    auto local = g.template localmem<std::uint32_t, bins>([] {});
+    g.items([&](auto i) {
+      for (i64 b = i.local_linear(); b < bins; b += n) local[b] = 0;
+    });
+    g.items([&](auto i) { ki::atomic_fetch_add(&local[x[i.global_linear()]], std::uint32_t{1}); });
+    g.items([&](auto i) {
+      for (i64 b = i.local_linear(); b < bins; b += n)
+        if (local[b] != 0) ki::atomic_fetch_add(&hist[b], local[b]);
+    });
+  }
+};
+
+template <class B>
+void BM_ka_histogram(benchmark::State& state) {
+  const B b = make_backend<B>(state.range(0));
+  static byte_data<B> d(b);
+  const ki::ka::kernel k(b, ka_histogram{}, group_size, hist_n);
+  const auto launch = [&] {
+    std::fill(d.hist.data(), d.hist.data() + bins, 0u);
+    k(d.hist, std::as_const(d.x));
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    return std::equal(d.expect.begin(), d.expect.end(), d.hist.data()) ? "" : "wrong histogram";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(hist_n));
+}
+
 void BM_plain_histogram(benchmark::State& state) {
   static byte_data<simd_backend> d(simd_backend{});
   const std::uint8_t* x = d.x.data();
@@ -613,6 +678,7 @@ const bool registered = [] {
   both("BM_reference_vadd", BM_ki_vadd<ref_backend>, {{i64{1} << 24}});
   both("BM_plain_vadd_scalar", BM_plain_vadd_scalar, {{i64{1} << 24}});
   both("BM_plain_vadd_checked", BM_plain_vadd_checked, {{i64{1} << 24}});
+  both("BM_ka_vadd", BM_ka_vadd<simd_backend>, {{i64{1} << 24}});
   both("BM_simd_tree_reduce", BM_ki_tree_reduce<simd_backend>);
   both("BM_plain_tree_reduce", BM_plain_tree_reduce);
   both("BM_reference_tree_reduce", BM_ki_tree_reduce<ref_backend>);
@@ -624,6 +690,7 @@ const bool registered = [] {
   both("BM_simd_histogram", BM_ki_histogram<simd_backend>);
   both("BM_plain_histogram", BM_plain_histogram);
   both("BM_reference_histogram", BM_ki_histogram<ref_backend>);
+  both("BM_ka_histogram", BM_ka_histogram<simd_backend>);
   both("BM_simd_matmul", BM_simd_matmul);
   both("BM_plain_matmul", BM_plain_matmul);
   // One work-group: one thread only.
@@ -696,10 +763,14 @@ class summary_reporter : public summary_reporter_base {
         if (ka && ki_) print("  %-34s reference KA / KI %7.2fx\n", "KA vs KI tree reduction", *ka / *ki_);
         if (kas && kis) print("  %-34s simd_cpu  KA / KI %7.2fx\n", "", *kas / *kis);
       }
+      row("KA vadd 2^24 (foreach_index)", suffix, "BM_ka_vadd/16777216", "BM_plain_vadd/16777216", "",
+          "bytes_per_second", 1e-9, "GB/s");
       row("sub-group reduce + atomic 2^22", suffix, "BM_simd_sg_reduce", "BM_plain_sg_reduce", "BM_reference_sg_reduce",
           "items_per_second", 1e-6, "Mitems/s");
       row("histogram, local bins 2^22", suffix, "BM_simd_histogram", "BM_plain_histogram", "BM_reference_histogram",
           "items_per_second", 1e-6, "Mitems/s");
+      row("KA histogram, local bins 2^22", suffix, "BM_ka_histogram", "BM_plain_histogram", "", "items_per_second",
+          1e-6, "Mitems/s");
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
     }
     const auto ns = [&](const std::string& key) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include <ki/cpu/support.hpp>
@@ -51,12 +52,17 @@ class ka_runner final : public ki::ka::detail::cpu_services {
       group_->start(id, order_.data(), static_cast<i64>(order_.size()));
     }
     rep.set_group(id);
+    // While this thread runs the group, only it touches the group's local and private memory:
+    // atomics on it may be plain operations (ki/atomic.hpp says why that is exact).
+    std::tie(private_begin, private_end) = arena_.first();
     try {
       ka_running = true;  // (a KI device function called in the kernel says so)
       d.run_group(d.ctx, *group_);
       ka_running = false;
+      private_begin = private_end = 0;
     } catch (...) {
       ka_running = false;
+      private_begin = private_end = 0;
       const item_failure f = current_failure();
       const auto& pf = group_->failure();
       if (pf.happened) {
@@ -95,7 +101,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   };
   const ka_config& c_;
   std::optional<ki::ka::cpu_group> group_;
-  local_arena arena_;
+  local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)
   std::vector<local> locals_;
   std::size_t local_bytes_ = 0;
   std::vector<i64> order_;
