@@ -188,6 +188,24 @@ std::vector<float> tree_sums(const float* x, i64 n) {
 // --- 1. vector add -------------------------------------------------------------------------
 
 /// range(1): host threads (0: all cores).
+/// What is wrong with c = a + b ("" if nothing).
+template <class D>
+std::string vadd_wrong(const D& d) {
+  const float *a = d.a.data(), *bb = d.b.data(), *c = d.c.data();
+  for (i64 i = 0; i < d.n; ++i)
+    if (c[i] != a[i] + bb[i]) return "c[" + std::to_string(i) + "] != a[i] + b[i]";
+  return "";
+}
+
+/// What is wrong with the partial sums of the tree reduction ("" if nothing).
+template <class D>
+std::string tree_wrong(const D& d) {
+  const auto expect = tree_sums(d.a.data(), d.n);
+  for (std::size_t g = 0; g < expect.size(); ++g)
+    if (d.sums.data()[g] != expect[g]) return "partial sum of group " + std::to_string(g) + " is wrong";
+  return "";
+}
+
 template <class B>
 void BM_ki_vadd(benchmark::State& state) {
   auto& d = floats<B>(state.range(0));
@@ -196,12 +214,7 @@ void BM_ki_vadd(benchmark::State& state) {
     ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
     ki::synchronize(b);
   };
-  const auto check = [&]() -> std::string {
-    const float *a = d.a.data(), *bb = d.b.data(), *c = d.c.data();
-    for (i64 i = 0; i < d.n; ++i)
-      if (c[i] != a[i] + bb[i]) return "c[" + std::to_string(i) + "] != a[i] + b[i]";
-    return "";
-  };
+  const auto check = [&] { return vadd_wrong(d); };
   if (!first_run_ok(state, launch, check)) return;
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
@@ -224,12 +237,7 @@ void BM_ka_vadd(benchmark::State& state) {
     ki::ka::foreach_index(body, d.c, d.a, d.b);
     ki::synchronize(b);
   };
-  const auto check = [&]() -> std::string {
-    const float *a = d.a.data(), *bb = d.b.data(), *c = d.c.data();
-    for (i64 i = 0; i < d.n; ++i)
-      if (c[i] != a[i] + bb[i]) return "c[" + std::to_string(i) + "] != a[i] + b[i]";
-    return "";
-  };
+  const auto check = [&] { return vadd_wrong(d); };
   if (!first_run_ok(state, launch, check)) return;
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * 3 * static_cast<i64>(sizeof(float)));
@@ -317,12 +325,7 @@ void BM_ki_tree_reduce(benchmark::State& state) {
     ki::launch(b, {.numgroups = d.groups(), .workgroupsize = group_size}, partial_sums{}, d.sums, d.a);
     ki::synchronize(b);
   };
-  const auto check = [&]() -> std::string {
-    const auto expect = tree_sums(d.a.data(), d.n);
-    for (std::size_t g = 0; g < expect.size(); ++g)
-      if (d.sums.data()[g] != expect[g]) return "partial sum of group " + std::to_string(g) + " is wrong";
-    return "";
-  };
+  const auto check = [&] { return tree_wrong(d); };
   if (!first_run_ok(state, launch, check)) return;
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
@@ -354,12 +357,7 @@ void BM_ka_tree_reduce(benchmark::State& state) {
     k(d.sums, d.a);
     ki::synchronize(b);
   };
-  const auto check = [&]() -> std::string {
-    const auto expect = tree_sums(d.a.data(), d.n);
-    for (std::size_t g = 0; g < expect.size(); ++g)
-      if (d.sums.data()[g] != expect[g]) return "partial sum of group " + std::to_string(g) + " is wrong";
-    return "";
-  };
+  const auto check = [&] { return tree_wrong(d); };
   if (!first_run_ok(state, launch, check)) return;
   for (auto _ : state) launch();
   state.SetBytesProcessed(state.iterations() * d.n * static_cast<i64>(sizeof(float)));
