@@ -22,26 +22,30 @@ namespace {
 /// One thread's KA group runner: the group's memory and the phases' order.
 class ka_runner final : public ki::ka::detail::cpu_services {
  public:
-  explicit ka_runner(const ka_config& c) : c_(c) {}
+  ka_runner() = default;
+  /// Per launch (the runner is the thread's, kept across launches: its arena stays allocated).
+  void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d) {
+    c_ = &c;
+    group_.emplace(d.range, d.groupsize, d.groups, *this);
+  }
 
   std::optional<kernel_error> run(const ki::ka::detail::cpu_launch_desc& d, i64 linear, reporter& rep) {
     const auto& n = d.groups;
     const xyz<i64> id{linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
-    if (!group_) group_.emplace(d.range, d.groupsize, d.groups, *this);
     arena_.reset();
     locals_.clear();
     local_bytes_ = 0;
     group_->start(id, nullptr, 0);
     const xyz<i64> a = group_->active();
-    if (c_.order != ka_order::forward) {
+    if (c_->order != ka_order::forward) {
       order_.clear();
       for (i64 z = 0; z < a.z; ++z)
         for (i64 y = 0; y < a.y; ++y)
           for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
-      if (c_.order == ka_order::reverse) {
+      if (c_->order == ka_order::reverse) {
         std::reverse(order_.begin(), order_.end());
       } else {
-        std::uint64_t s = c_.seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
+        std::uint64_t s = c_->seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
         for (std::size_t i = order_.size(); i > 1; --i) {
           std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
           z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -80,17 +84,17 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
     for (const auto& l : locals_)
       if (l.key == key) return l.p;
-    if (local_bytes_ + bytes > c_.max_local_memory)
-      throw reporter::local_memory_exceeded(where, bytes, local_bytes_, c_.max_local_memory);
+    if (local_bytes_ + bytes > c_->max_local_memory)
+      throw reporter::local_memory_exceeded(where, bytes, local_bytes_, c_->max_local_memory);
     void* p = arena_.alloc(bytes, align);
-    if (c_.fill) c_.fill(p, bytes);
+    if (c_->fill) c_->fill(p, bytes);
     locals_.push_back({key, p});
     local_bytes_ += bytes;
     return p;
   }
   void* private_memory(std::size_t bytes, std::size_t align, const source_location&) override {
     void* p = arena_.alloc(bytes, align);
-    if (c_.fill) c_.fill(p, bytes);
+    if (c_->fill) c_->fill(p, bytes);
     return p;
   }
 
@@ -99,7 +103,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     const void* key;
     void* p;
   };
-  const ka_config& c_;
+  const ka_config* c_ = nullptr;
   std::optional<ki::ka::cpu_group> group_;
   local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)
   std::vector<local> locals_;
@@ -119,7 +123,8 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   i64 first_group = ngroups;
   std::atomic<i64> stop{ngroups};
   auto body = [&](const tbb::blocked_range<i64>& r) {
-    ka_runner runner(c);
+    thread_local ka_runner runner;
+    runner.prepare(c, d);
     reporter rep(c.names);
     rep.set_kernel(d.name);
     for (i64 g = r.begin(); g < r.end() && g < stop.load(std::memory_order_relaxed); ++g)
