@@ -579,3 +579,35 @@ TEMPLATE_LIST_TEST_CASE("ka: foreach_index(backend, space, f) gives the space's 
   ki::synchronize(b);
   CHECK(ki_test::read(b, hits) == std::vector<i64>(10, 1));
 }
+
+namespace ki_spec_ka {
+// A phase over the first `count` work-items: each records that it ran.
+struct first_items {
+  template <class G>
+  void operator()(G& g, ki::span<i64> ran, i64 count) const {
+    g.items(count, [&](auto i) { ran[i.global_linear()] += 1 + i.local_linear(); });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: items(count, f) is the phase of the first count work-items in local linear order", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  // 1-D groups of 8 over 20 items (the last group partial), and 2-D groups of 4 x 3 over 10 x 5.
+  for (const i64 count : {i64{0}, i64{1}, i64{3}, i64{7}, i64{8}, i64{100}}) {
+    INFO("count " << count);
+    auto ran = ki::zeros<i64>(b, 20);
+    ki::ka::kernel(b, first_items{}, 8)({.ndrange = 20}, ran, count);
+    ki_test::check_all(
+        ki_test::read(b, ran), [&](i64 k) { return k % 8 < count ? 1 + k % 8 : 0; }, "1-D");
+    auto ran2 = ki::zeros<i64>(b, 50);
+    ki::ka::kernel(b, first_items{}, {4, 3})({.ndrange = {10, 5}}, ran2, count);
+    ki_test::check_all(
+        ki_test::read(b, ran2),
+        [&](i64 k) {
+          const i64 x = k % 10, y = k / 10, l = x % 4 + 4 * (y % 3);
+          return l < count ? 1 + l : 0;
+        },
+        "2-D");
+  }
+}

@@ -20,7 +20,8 @@
 //   first_barrier  1024 work-groups of 256 items crossing one barrier each, one thread: ns per
 //               item, what a work-item's first sync point costs (its own fiber); no baseline
 //
-//   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase per halving, no fibers
+//   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase over the first `step`
+//               work-items per halving, no fibers
 //   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats)
 //   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge)
 //
@@ -337,10 +338,10 @@ struct ka_partial_sums {
   void operator()(G& g, ki::span<float> out, ki::span<const float> x) const {
     auto shared = g.template localmem<float, 256>([] {});
     g.items([&](auto i) { shared[i.local_linear()] = x[i.global_linear()]; });
-    for (i64 step = g.groupsize_linear() / 2; step > 0; step /= 2)
-      g.items([&](auto i) {
+    for (i64 step = g.groupsize_linear() / 2; step > 0; step /= 2)  // a phase over the first `step` items
+      g.items(step, [&](auto i) {
         const i64 t = i.local_linear();
-        if (t < step) shared[t] += shared[t + step];
+        shared[t] += shared[t + step];
       });
     g.items([&](auto i) {
       if (i.local_linear() == 0) out[i.group_linear()] = shared[0];

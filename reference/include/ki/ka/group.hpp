@@ -155,6 +155,41 @@ class cpu_group {
     }
   }
 
+  /// A phase over the first `count` work-items in local linear order (of those inside the
+  /// ndrange): what items(f) does with `if (i.local_linear() < count)` around the body, as a loop
+  /// over just those work-items. Not a construct of the spec, a way to write its masked phases
+  /// so that the CPU runs a short loop the compiler can vectorise (a tree's halving step is
+  /// g.items(step, f) instead of a mask over every work-item); a GPU runs it as the masked form.
+  template <class F>
+  KI_ALWAYS_INLINE void items(std::int64_t count, F&& f, source_location where = source_location::current()) {
+    std::int64_t x = 0, y = 0, z = 0;
+    try {
+      if (order_ == nullptr) [[likely]] {
+        if (size_.y == 1 && size_.z == 1) {
+          const std::int64_t n = count < active_.x ? count : active_.x;
+          for (x = 0; x < n; ++x) f(cpu_item(*this, x, 0, 0));
+        } else {
+          for (z = 0; z < active_.z; ++z)
+            for (y = 0; y < active_.y; ++y) {
+              const std::int64_t row = size_.x * (y + size_.y * z);  // the local linear id of (0, y, z)
+              const std::int64_t n = count - row < active_.x ? count - row : active_.x;
+              for (x = 0; x < n; ++x) f(cpu_item(*this, x, y, z));
+            }
+        }
+      } else {
+        for (std::int64_t k = 0; k < order_count_; ++k) {
+          const std::int64_t l = order_[k];
+          if (l >= count) continue;
+          x = l % size_.x, y = l / size_.x % size_.y, z = l / (size_.x * size_.y);
+          f(cpu_item(*this, x, y, z));
+        }
+      }
+    } catch (...) {
+      failure_ = {{x, y, z}, where, true};
+      throw;
+    }
+  }
+
   /// @groupreduce(op, val, neutral): op over every work-item's f(item), to the whole group (the
   /// value is group-level: every work-item sees it). Padding work-items of a partial group
   /// contribute `neutral` without f being called for them. The fold runs in local linear order
