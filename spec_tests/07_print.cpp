@@ -2,8 +2,6 @@
 // lines of different work-items may come in any order but never interleave.
 // Output is captured by pointing file descriptor 1 at a temporary file around launch +
 // synchronize (so it also works for GPU printf, which writes to the process's stdout).
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -11,50 +9,13 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "capture_stdout.hpp"
 
 namespace ki_spec_print {
 
 using i64 = std::int64_t;
 
-/// Redirects fd 1 to a temporary file until finish().
-class capture_stdout {
- public:
-  capture_stdout() {
-    std::fflush(stdout);
-    file_ = std::tmpfile();
-    REQUIRE(file_ != nullptr);
-    saved_ = ::dup(1);
-    REQUIRE(saved_ >= 0);
-    REQUIRE(::dup2(::fileno(file_), 1) >= 0);
-  }
-  capture_stdout(const capture_stdout&) = delete;
-  capture_stdout& operator=(const capture_stdout&) = delete;
-  ~capture_stdout() {
-    restore();
-    std::fclose(file_);
-  }
-
-  std::string finish() {
-    restore();
-    std::string s;
-    std::rewind(file_);
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;) s.append(buf, n);
-    return s;
-  }
-
- private:
-  void restore() {
-    if (saved_ >= 0) {
-      std::fflush(stdout);
-      ::dup2(saved_, 1);
-      ::close(saved_);
-      saved_ = -1;
-    }
-  }
-  std::FILE* file_ = nullptr;
-  int saved_ = -1;
-};
+using ki_test::capture_stdout;
 
 inline std::vector<std::string> split_lines(const std::string& s) {
   std::vector<std::string> lines;

@@ -2,9 +2,11 @@
 // kernels — every example of the texts with the output printed there (0-based where they print
 // indices), and a test per construct and per error. Tag [ka].
 //
-// Compiled for the CPU backends (reference, simd_cpu); the GPU pass of the KA layer is not built
-// yet (docs/ka-layer.md, "What is not there yet"), so the CUDA and HIP suites leave this file out
-// (spec_tests/CMakeLists.txt).
+// Compiled for every backend: the kernels' operator() are KI_DEVICE (the GPU pass runs them on
+// ki::ka::gpu_group). The tests of what only a CPU backend reports (an exception or a bad index
+// in a phase, a KernelInterface function in a KA kernel, the oracle's phase order) are CPU-only:
+// a GPU kernel cannot throw, and a trap would end the GPU context.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +14,9 @@
 #include <ki/ka.hpp>
 
 #include "backends.hpp"
+#include "capture_stdout.hpp"
+
+#define KI_KA_TEST_CPU !(KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP)
 
 namespace ki_spec_ka {
 using i64 = std::int64_t;
@@ -19,7 +24,7 @@ using i64 = std::int64_t;
 // saxpy!(a, @Const(X), Y): Y[I] = a * X[I] + Y[I].
 struct saxpy {
   template <class G>
-  void operator()(G& g, double a, ki::span<const double> x, ki::span<double> y) const {
+  KI_DEVICE void operator()(G& g, double a, ki::span<const double> x, ki::span<double> y) const {
     g.items([&](auto i) {
       const i64 k = i.global_linear();
       y[k] = a * x[k] + y[k];
@@ -30,7 +35,7 @@ struct saxpy {
 // fill_diagonal!(A, val): A[I] = val where I[1] == I[2] (@index(Global, Cartesian)).
 struct fill_diagonal {
   template <class G>
-  void operator()(G& g, ki::span<double> a, double val) const {
+  KI_DEVICE void operator()(G& g, ki::span<double> a, double val) const {
     g.items([&](auto i) {
       const auto c = i.global();
       if (c.x == c.y) a(c.x, c.y) = val;
@@ -41,7 +46,7 @@ struct fill_diagonal {
 // linear_example!(A): A[I] = g + l with I, g, l the Global, Group and Local linear indices.
 struct linear_example {
   template <class G>
-  void operator()(G& g, ki::span<double> a) const {
+  KI_DEVICE void operator()(G& g, ki::span<double> a) const {
     g.items([&](auto i) { a[i.global_linear()] = static_cast<double>(i.group_linear() + i.local_linear()); });
   }
 };
@@ -50,7 +55,7 @@ struct linear_example {
 // size 8 of the launch below); lmem[i] = factor; @synchronize(); A[I] *= lmem[i].
 struct scale {
   template <class G>
-  void operator()(G& g, ki::span<double> a, float factor) const {
+  KI_DEVICE void operator()(G& g, ki::span<double> a, float factor) const {
     const i64 n = g.groupsize_linear();  // @uniform
     auto lmem = g.template localmem<float, 8>([] {});
     g.items([&](auto i) { lmem[i.local_linear() % n] = factor; });
@@ -62,7 +67,7 @@ struct scale {
 // reverse_block!(A): buf[i] = i; @synchronize(); A[I] = buf[N - 1 - i] (0-based).
 struct reverse_block {
   template <class G>
-  void operator()(G& g, ki::span<double> a) const {
+  KI_DEVICE void operator()(G& g, ki::span<double> a) const {
     const i64 n = g.groupsize_linear();
     auto buf = g.template localmem<i64, 8>([] {});
     g.items([&](auto i) { buf[i.local_linear()] = i.local_linear(); });
@@ -142,7 +147,7 @@ namespace ki_spec_ka {
 // Records every work-item's indices: global linear slot <- (global x, y, local linear, group linear).
 struct record_indices {
   template <class G>
-  void operator()(G& g, ki::span<i64> out) const {
+  KI_DEVICE void operator()(G& g, ki::span<i64> out) const {
     g.items([&](auto i) {
       const auto c = i.global();
       const i64 k = 4 * i.global_linear();
@@ -154,12 +159,13 @@ struct record_indices {
   }
 };
 
-// Counts the item statements that run, and the group-level code's runs (padding items run the
-// latter but not the former).
+// Counts the item statements that run, and marks the groups whose group-level code ran (padding
+// items run the latter but not the former; how many times group-level code runs per group is
+// the backend's: once on a CPU, once per thread on a GPU).
 struct count_statements {
   template <class G>
-  void operator()(G& g, ki::span<i64> items, ki::span<i64> groups) const {
-    groups[g.group_linear()] += 1;
+  KI_DEVICE void operator()(G& g, ki::span<i64> items, ki::span<i64> groups) const {
+    groups[g.group_linear()] = 1;
     g.items([&](auto i) { items[i.global_linear()] += 1; });
   }
 };
@@ -167,7 +173,7 @@ struct count_statements {
 // @private survives @synchronize: each work-item keeps two values across three phases.
 struct private_values {
   template <class G>
-  void operator()(G& g, ki::span<i64> out) const {
+  KI_DEVICE void operator()(G& g, ki::span<i64> out) const {
     auto p = g.template private_<i64, 2>();
     g.items([&](auto i) {
       p[i][0] = 10 * i.global_linear();
@@ -199,7 +205,7 @@ struct throws_in_phase {
 // Every work-item writes its local id to one element: the last one of the phase's order wins.
 struct last_writer {
   template <class G>
-  void operator()(G& g, ki::span<i64> out) const {
+  KI_DEVICE void operator()(G& g, ki::span<i64> out) const {
     g.items([&](auto i) { out[i.group_linear()] = i.local_linear(); });
   }
 };
@@ -304,6 +310,7 @@ TEMPLATE_LIST_TEST_CASE("ka: misuse is std::invalid_argument naming the value, b
   CHECK(ki_test::read(b, a) == std::vector<double>(16, 0.0));
 }
 
+#if KI_KA_TEST_CPU
 TEMPLATE_LIST_TEST_CASE("ka: an exception in a phase surfaces at synchronize with the work-group, work-item and line",
                         "[ka]", ki_test::backends) {
   auto b = ki_test::make<TestType>();
@@ -328,7 +335,9 @@ TEMPLATE_LIST_TEST_CASE("ka: an exception in a phase surfaces at synchronize wit
   ki::synchronize(b);
   CHECK(ki_test::read(b, out) == std::vector<i64>(64, 1));
 }
+#endif
 
+#if KI_KA_TEST_CPU
 TEMPLATE_LIST_TEST_CASE("ka: a ki::span index out of bounds in a phase names the work-item", "[ka]",
                         ki_test::backends) {
   auto b = ki_test::make<TestType>();
@@ -345,6 +354,7 @@ TEMPLATE_LIST_TEST_CASE("ka: a ki::span index out of bounds in a phase names the
                ki_test::ContainsSubstring("index 15 is out of bounds for a ki::span of 15 elements"));
   }
 }
+#endif
 
 #if KI_TEST_BACKEND_REFERENCE
 TEST_CASE("ka: the oracle runs a phase's work-items in its schedule's order (forward, reverse, random)", "[ka]") {
@@ -368,6 +378,7 @@ TEST_CASE("ka: the oracle runs a phase's work-items in its schedule's order (for
 }
 #endif
 
+#if KI_KA_TEST_CPU
 namespace ki_spec_ka {
 // (the tests name the lines of these calls, counted from __LINE__: kept as they are)
 // clang-format off
@@ -406,12 +417,13 @@ TEMPLATE_LIST_TEST_CASE(
     }
   }
 }
+#endif
 
 namespace ki_spec_ka {
 // group_sums!(out, @Const(x)): s = @groupreduce(+, x[i], 0); local item 0 stores it.
 struct group_sums {
   template <class G>
-  void operator()(G& g, ki::span<i64> out, ki::span<const i64> x) const {
+  KI_DEVICE void operator()(G& g, ki::span<i64> out, ki::span<const i64> x) const {
     const i64 s = g.reduce(std::plus<>{}, i64{0}, [&](auto i) { return x[i.global_linear()]; });
     g.items([&](auto i) {
       if (i.local_linear() == 0) out[i.group_linear()] = s;
@@ -425,16 +437,16 @@ struct affine {
   friend bool operator==(const affine&, const affine&) = default;
 };
 struct compose {  // first f, then g
-  affine operator()(const affine& f, const affine& g) const { return {g.a * f.a, g.a * f.b + g.b}; }
+  KI_DEVICE affine operator()(const affine& f, const affine& g) const { return {g.a * f.a, g.a * f.b + g.b}; }
 };
 
 // Every work-item's inclusive and exclusive @groupscan of affine maps made from its global index.
 struct scans {
   template <class G>
-  void operator()(G& g, ki::span<affine> inc, ki::span<affine> exc) const {
+  KI_DEVICE void operator()(G& g, ki::span<affine> inc, ki::span<affine> exc) const {
     const auto val = [&](auto i) { return affine{1 + i.global_linear() % 3, i.global_linear()}; };
     auto in = g.scan(compose{}, affine{1, 0}, val);
-    auto ex = g.scan(compose{}, affine{1, 0}, val, false);
+    auto ex = g.scan(compose{}, affine{1, 0}, val, {.inclusive = false});
     g.items([&](auto i) {
       inc[i.global_linear()] = in(i);
       exc[i.global_linear()] = ex(i);
@@ -515,14 +527,14 @@ namespace ki_spec_ka {
 struct scale_body {
   ki::span<double> y;
   ki::span<const double> x;
-  void operator()(i64 i) const { y[i] = 2 * x[i] + 1; }
+  KI_DEVICE void operator()(i64 i) const { y[i] = 2 * x[i] + 1; }
 };
 // smooth!(B, A) of the text, on the interior of an nx x ny matrix (x fastest).
 struct smooth_body {
   ki::span<double> out;
   ki::span<const double> a;
   i64 nx;
-  void operator()(ki::xyz<i64> c) const {
+  KI_DEVICE void operator()(ki::xyz<i64> c) const {
     const auto at = [&](i64 x, i64 y) { return a[x + nx * y]; };
     out[c.x + nx * c.y] = (at(c.x - 1, c.y) + at(c.x + 1, c.y) + at(c.x, c.y - 1) + at(c.x, c.y + 1)) / 4;
   }
@@ -530,7 +542,7 @@ struct smooth_body {
 struct count_body {
   ki::span<i64> hits;
   i64 first;
-  void operator()(i64 i) const { hits[i - first] += 1; }
+  KI_DEVICE void operator()(i64 i) const { hits[i - first] += 1; }
 };
 }  // namespace ki_spec_ka
 
@@ -584,7 +596,7 @@ namespace ki_spec_ka {
 // A phase over the first `count` work-items: each records that it ran.
 struct first_items {
   template <class G>
-  void operator()(G& g, ki::span<i64> ran, i64 count) const {
+  KI_DEVICE void operator()(G& g, ki::span<i64> ran, i64 count) const {
     g.items(count, [&](auto i) { ran[i.global_linear()] += 1 + i.local_linear(); });
   }
 };
@@ -610,4 +622,275 @@ TEMPLATE_LIST_TEST_CASE("ka: items(count, f) is the phase of the first count wor
         },
         "2-D");
   }
+}
+
+namespace ki_spec_ka {
+// reverse_block! as the text writes it: N = @uniform prod(@groupsize()); buf = @localmem Int (N,),
+// with the work-group size fixed when the kernel is constructed (ki::ka::groupsize<8>).
+struct reverse_block_static {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<double> a) const {
+    constexpr i64 n = G::static_size_linear;
+    auto buf = g.template localmem<i64, n>([] {});
+    g.items([&](auto i) { buf[i.local_linear()] = i.local_linear(); });
+    g.synchronize();
+    g.items([&](auto i) { a[i.global_linear()] = static_cast<double>(buf[n - 1 - i.local_linear()]); });
+  }
+};
+// A 2-D static size: G::static_size, and each group's items in reverse local linear order.
+struct reverse_tile_static {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out) const {
+    constexpr auto s = G::static_size;
+    auto buf = g.template localmem<i64, s.x, s.y>([] {});
+    g.items([&](auto i) { buf(i.local().x, i.local().y) = i.global_linear(); });
+    g.synchronize();
+    g.items([&](auto i) {
+      const i64 r = G::static_size_linear - 1 - i.local_linear();
+      out[i.global_linear()] = buf(r % s.x, r / s.x) + 1000 * (g.groupsize() == s);
+    });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: a static work-group size as a type gives @localmem T (N,) with N = prod(@groupsize())",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto a = iota_double(b, 16);
+  ki::ka::kernel(b, reverse_block_static{}, ki::ka::groupsize<8>, 16)(a);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64 i) { return static_cast<double>(7 - i % 8); }, "A (the text's output, 0-based)");
+  // 4 x 2 groups over 8 x 6: each group reversed in local linear order.
+  auto out = ki::zeros<i64>(b, 48);
+  ki::ka::kernel k(b, reverse_tile_static{}, ki::ka::groupsize<4, 2>);
+  k({.ndrange = {8, 6}}, out);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, out),
+      [](i64 k) {
+        const i64 x = k % 8, y = k / 8, r = 7 - (x % 4 + 4 * (y % 2));
+        return 1000 + (x / 4 * 4 + r % 4) + 8 * (y / 2 * 2 + r / 4);
+      },
+      "out");
+  // A launch's work-group size must be the static one; padding items of a partial group run no
+  // item statement there either.
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { k({.ndrange = {8, 6}, .workgroupsize = {2, 4}}, out); }),
+             ki_test::ContainsSubstring("(2, 4)") && ki_test::ContainsSubstring("(4, 2)"));
+  for (const i64 n : {i64{1}, i64{7}, i64{10}, i64{65}}) {
+    INFO("ndrange " << n << ", static work-groups of 8");
+    auto items = ki::zeros<i64>(b, n);
+    auto groups = ki::zeros<i64>(b, (n + 7) / 8);
+    ki::ka::kernel(b, count_statements{}, ki::ka::groupsize<8>)({.ndrange = n}, items, groups);
+    ki::synchronize(b);
+    CHECK(ki_test::read(b, items) == std::vector<i64>(static_cast<std::size_t>(n), 1));
+    CHECK(ki_test::read(b, groups) == std::vector<i64>(static_cast<std::size_t>((n + 7) / 8), 1));
+  }
+}
+
+namespace ki_spec_ka {
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
+// group_sums! with the text's groupsize = 256 bound on a kernel without a static size.
+struct bounded_sums {
+  static constexpr unsigned line = __LINE__ + 4;
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out, ki::span<const i64> x, i64 bound) const {
+    const i64 s =
+        g.reduce(std::plus<>{}, i64{0}, [&](auto i) { return x[i.global_linear()]; }, {.groupsize = bound});
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) out[i.group_linear()] = s;
+    });
+  }
+};
+// clang-format on
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: @groupreduce's groupsize bound: work-groups up to it reduce; a larger one is an error",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  std::vector<i64> h(512);
+  for (i64 k = 0; k < 512; ++k) h[static_cast<std::size_t>(k)] = k % 13;
+  auto x = ki::to_device(b, h);
+  auto out = ki::zeros<i64>(b, 8);
+  for (const i64 size : {i64{64}, i64{200}, i64{256}}) {
+    INFO("work-groups of " << size << ", bound 256");
+    ki::ka::kernel(b, bounded_sums{})({.ndrange = 512, .workgroupsize = size}, out, x, i64{256});
+    ki::synchronize(b);
+    std::vector<i64> want(8, 0);
+    for (i64 k = 0; k < 512; ++k) want[static_cast<std::size_t>(k / size)] += h[static_cast<std::size_t>(k)];
+    const auto got = ki_test::read(b, out);
+    CHECK(std::vector<i64>(got.begin(), got.begin() + (512 + size - 1) / size) ==
+          std::vector<i64>(want.begin(), want.begin() + (512 + size - 1) / size));
+  }
+#if KI_KA_TEST_CPU
+  // Above the bound (a GPU needs no bound and does not check it: docs/ka-layer.md).
+  ki::ka::kernel(b, bounded_sums{})({.ndrange = 512, .workgroupsize = 128, .name = "bounded_sums"}, out, x, i64{100});
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::invalid_collective);
+    CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
+    CHECK(e.where() == "15_ka_kernels.cpp:" + std::to_string(bounded_sums::line));
+    CHECK_THAT(std::string(e.what()),
+               ki_test::ContainsSubstring("kernel 'bounded_sums': work-group (0, 0, 0): its group-level code called "
+                                          "@groupreduce at 15_ka_kernels.cpp:" +
+                                          std::to_string(bounded_sums::line)) &&
+                   ki_test::ContainsSubstring("groupsize = 100, a bound below the work-group's 128 work-items"));
+  }
+#endif
+}
+
+namespace ki_spec_ka {
+// @print: each work-item prints "<global index>;" with no newline of its own; the last one
+// (in local linear order) ends the line it printed with "\n" given as an argument.
+struct prints {
+  template <class G>
+  KI_DEVICE void operator()(G& g) const {
+    g.items([&](auto i) { ki::ka::print(i.global_linear(), i.global_linear() == 7 ? ";\n" : ";"); });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: @print prints its arguments without an implied newline", "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  ki_test::capture_stdout cap;
+  ki::ka::kernel(b, prints{}, 8, 8)();
+  ki::synchronize(b);
+  const std::string s = cap.finish();
+  // Eight "k;" pieces in some order, one newline (the one passed): "0;1;...7;\n" on a CPU.
+  CHECK(std::count(s.begin(), s.end(), '\n') == 1);
+  std::vector<std::string> pieces;
+  std::string cur;
+  for (char c : s) {
+    if (c == '\n') continue;
+    cur += c;
+    if (c == ';') pieces.push_back(cur), cur.clear();
+  }
+  std::sort(pieces.begin(), pieces.end());
+  CHECK(pieces == std::vector<std::string>{"0;", "1;", "2;", "3;", "4;", "5;", "6;", "7;"});
+  CHECK(cur.empty());
+}
+
+namespace ki_spec_ka {
+// The same algorithms in KI style (every work-item a thread of its own, ki::barrier) and in KA
+// style (group-level code, explicit phases): a tree reduction of each work-group, and a tiled
+// transpose through local memory.
+constexpr i64 tree = 128, tile = 8;
+struct ki_tree_sum {
+  KI_DEVICE void operator()(ki::span<i64> out, ki::span<const i64> x) const {
+    auto s = ki::localmemory<i64, tree>([] {});
+    const i64 l = ki::get_local_id().x, gl = ki::get_global_id().x;
+    s[l] = x[gl];
+    ki::barrier();
+    for (i64 step = tree / 2; step > 0; step /= 2) {
+      if (l < step) s[l] += s[l + step];
+      ki::barrier();
+    }
+    if (l == 0) out[ki::get_group_id().x] = s[0];
+  }
+};
+struct ka_tree_sum {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out, ki::span<const i64> x) const {
+    auto s = g.template localmem<i64, tree>([] {});
+    g.items([&](auto i) { s[i.local_linear()] = x[i.global_linear()]; });
+    for (i64 step = tree / 2; step > 0; step /= 2) {
+      g.synchronize();
+      g.items(step, [&](auto i) { s[i.local_linear()] += s[i.local_linear() + step]; });
+    }
+    g.synchronize();
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) out[i.group_linear()] = s[0];
+    });
+  }
+};
+// Inclusive prefix sums of each work-group: Hillis-Steele through local memory, and @groupscan.
+struct ki_scan {
+  KI_DEVICE void operator()(ki::span<i64> out, ki::span<const i64> x) const {
+    auto a = ki::localmemory<i64, tree>([] {});
+    auto c = ki::localmemory<i64, tree>([] {});
+    const i64 l = ki::get_local_id().x, gl = ki::get_global_id().x;
+    a[l] = x[gl];
+    ki::barrier();
+    for (i64 step = 1; step < tree; step *= 2) {
+      c[l] = l >= step ? a[l - step] + a[l] : a[l];
+      ki::barrier();
+      a[l] = c[l];
+      ki::barrier();
+    }
+    out[gl] = a[l];
+  }
+};
+struct ka_scan {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out, ki::span<const i64> x) const {
+    auto r = g.scan(std::plus<>{}, i64{0}, [&](auto i) { return x[i.global_linear()]; });
+    g.items([&](auto i) { out[i.global_linear()] = r(i); });
+  }
+};
+// out (ny x nx) = transpose of a (nx x ny), x fastest, through a tile x tile tile.
+struct ki_transpose {
+  KI_DEVICE void operator()(ki::span<i64> out, ki::span<const i64> a, i64 nx, i64 ny) const {
+    auto t = ki::localmemory<i64, tile, tile>([] {});
+    const auto l = ki::get_local_id(), gr = ki::get_group_id();
+    t(l.x, l.y) = a[(gr.x * tile + l.x) + nx * (gr.y * tile + l.y)];
+    ki::barrier();
+    out[(gr.y * tile + l.x) + ny * (gr.x * tile + l.y)] = t(l.y, l.x);
+  }
+};
+struct ka_transpose {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out, ki::span<const i64> a, i64 nx, i64 ny) const {
+    auto t = g.template localmem<i64, tile, tile>([] {});
+    g.items([&](auto i) { t(i.local().x, i.local().y) = a[i.global().x + nx * i.global().y]; });
+    g.synchronize();
+    g.items([&](auto i) {
+      const auto l = i.local(), gr = i.group();
+      out[(gr.y * tile + l.x) + ny * (gr.x * tile + l.y)] = t(l.y, l.x);
+    });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: the same algorithms in KI and KA style give equal results (tree reduction, scan, transpose)",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  const i64 groups = 12, n = groups * tree;
+  std::vector<i64> h(static_cast<std::size_t>(n));
+  for (i64 k = 0; k < n; ++k) h[static_cast<std::size_t>(k)] = (k * 7919) % 1009 - 500;
+  auto x = ki::to_device(b, h);
+  auto ki_sums = ki::zeros<i64>(b, groups), ka_sums = ki::zeros<i64>(b, groups);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = tree}, ki_tree_sum{}, ki_sums, x);
+  ki::ka::kernel(b, ka_tree_sum{}, tree)({.ndrange = n}, ka_sums, ki::ka::Const(x));
+  ki::synchronize(b);
+  std::vector<i64> want(static_cast<std::size_t>(groups), 0);
+  for (i64 k = 0; k < n; ++k) want[static_cast<std::size_t>(k / tree)] += h[static_cast<std::size_t>(k)];
+  CHECK(ki_test::read(b, ki_sums) == want);
+  CHECK(ki_test::read(b, ka_sums) == want);
+  auto ki_scanned = ki::zeros<i64>(b, n), ka_scanned = ki::zeros<i64>(b, n);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = tree}, ki_scan{}, ki_scanned, x);
+  ki::ka::kernel(b, ka_scan{}, tree)({.ndrange = n}, ka_scanned, ki::ka::Const(x));
+  ki::synchronize(b);
+  const auto s1 = ki_test::read(b, ki_scanned), s2 = ki_test::read(b, ka_scanned);
+  CHECK(s1 == s2);
+  std::vector<i64> prefix(static_cast<std::size_t>(n));
+  for (i64 k = 0; k < n; ++k)
+    prefix[static_cast<std::size_t>(k)] =
+        h[static_cast<std::size_t>(k)] + (k % tree ? prefix[static_cast<std::size_t>(k - 1)] : 0);
+  CHECK(s2 == prefix);
+  const i64 nx = 24, ny = 16;
+  std::vector<i64> ha(static_cast<std::size_t>(nx * ny));
+  for (i64 k = 0; k < nx * ny; ++k) ha[static_cast<std::size_t>(k)] = k * 3 + 1;
+  auto a = ki::to_device(b, ha);
+  auto ki_t = ki::zeros<i64>(b, nx * ny), ka_t = ki::zeros<i64>(b, nx * ny);
+  ki::launch(b, {.numgroups = {nx / tile, ny / tile}, .workgroupsize = {tile, tile}}, ki_transpose{}, ki_t,
+             a, nx, ny);
+  ki::ka::kernel(b, ka_transpose{}, {tile, tile})({.ndrange = {nx, ny}}, ka_t, ki::ka::Const(a), nx, ny);
+  ki::synchronize(b);
+  const auto t1 = ki_test::read(b, ki_t), t2 = ki_test::read(b, ka_t);
+  CHECK(t1 == t2);
+  ki_test::check_all(
+      t2, [&](i64 k) { return ha[static_cast<std::size_t>((k / ny) + nx * (k % ny))]; }, "the transpose");
 }

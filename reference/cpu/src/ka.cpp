@@ -34,6 +34,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     const xyz<i64> id{linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
     arena_.reset();
     locals_.clear();
+    group_where_ = {};
     local_bytes_ = 0;
     group_->start(id, nullptr, 0);
     const xyz<i64> a = group_->active();
@@ -76,7 +77,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
         return rep.phase_error(f.kind, it, pf.where, f.message);
       }
       item_state first;
-      return rep.group_error(f.kind, first, sync_point{}, "its group-level code " + f.message);
+      return rep.group_error(f.kind, first, sync_point{group_where_, nullptr}, "its group-level code " + f.message);
     }
     return std::nullopt;
   }
@@ -84,8 +85,10 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
     for (const auto& l : locals_)
       if (l.key == key) return l.p;
-    if (local_bytes_ + bytes > c_->max_local_memory)
+    if (local_bytes_ + bytes > c_->max_local_memory) {
+      group_where_ = where;
       throw reporter::local_memory_exceeded(where, bytes, local_bytes_, c_->max_local_memory);
+    }
     void* p = arena_.alloc(bytes, align);
     if (c_->fill) c_->fill(p, bytes);
     locals_.push_back({key, p});
@@ -96,6 +99,13 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     void* p = arena_.alloc(bytes, align);
     if (c_->fill) c_->fill(p, bytes);
     return p;
+  }
+  [[noreturn]] void bound_exceeded(const char* what, i64 bound, i64 size, const source_location& where) override {
+    group_where_ = where;
+    throw item_failure{kernel_error::kind::invalid_collective,
+                       "called " + std::string(what) + " at " + to_string(where) + " with groupsize = " +
+                           std::to_string(bound) + ", a bound below the work-group's " + std::to_string(size) +
+                           " work-items"};
   }
 
  private:
@@ -109,6 +119,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   std::vector<local> locals_;
   std::size_t local_bytes_ = 0;
   std::vector<i64> order_;
+  source_location group_where_{};  ///< where the group-level code failed, when the runtime knows
 };
 
 }  // namespace

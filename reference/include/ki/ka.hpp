@@ -7,3 +7,4 @@
 #include <ki/ka/group.hpp>
 #include <ki/ka/kernel.hpp>
 #include <ki/ka/ndrange.hpp>
+#include <ki/ka/sizes.hpp>

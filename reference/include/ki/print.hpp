@@ -62,13 +62,13 @@ constexpr std::size_t spec_length(const char* s) {
   while (s[n] != '\0') ++n;
   return n;
 }
-/// "%d%s...\n" for the argument types, as a null-terminated array.
-template <class... A>
+/// "%d%s...\n" for the argument types (without the newline: "%d%s..."), null-terminated.
+template <bool Newline, class... A>
 constexpr auto print_format() {
-  constexpr std::size_t n = (spec_length(print_spec<A>()) + ... + 0) + 2;
+  constexpr std::size_t n = (spec_length(print_spec<A>()) + ... + 0) + (Newline ? 2 : 1);
   std::array<char, n> f{};
   std::size_t k = 0;
-  for (const char* s : {print_spec<A>()..., "\n"})
+  for (const char* s : {print_spec<A>()..., Newline ? "\n" : ""})
     for (std::size_t i = 0; s[i] != '\0'; ++i) f[k++] = s[i];
   f[k] = '\0';
   return f;
@@ -93,21 +93,37 @@ __device__ auto print_arg(const A& a) {
   }
 }
 #endif
-}  // namespace detail
-
-template <class... Args>
-KI_DEVICE void print(const Args&... args) {
+/// One write of the arguments, with or without a newline after them.
+template <bool Newline, class... Args>
+KI_DEVICE void print_out(const Args&... args) {
 #if KI_GPU_PASS
-  // One printf per line: device printf writes each call's output as one record.
-  constexpr auto format = detail::print_format<Args...>();
-  printf(format.data(), detail::print_arg(args)...);
+  // One printf per call: device printf writes each call's output as one record.
+  constexpr auto format = print_format<Newline, Args...>();
+  printf(format.data(), print_arg(args)...);
 #else
   std::ostringstream os;
   (os << ... << args);
-  os << '\n';
-  detail::print_line(os.str());
+  if constexpr (Newline) os << '\n';
+  print_line(os.str());
 #endif
 }
+}  // namespace detail
+
+/// Prints args followed by a newline, as one write (GPU: one printf).
+template <class... Args>
+KI_DEVICE void print(const Args&... args) {
+  detail::print_out<true>(args...);
+}
+
+namespace ka {
+/// The KA layer's @print: args without an implied newline (a "\n" among them ends the line), as
+/// one write (GPU: one printf). Lines of work-items that print a line in one call never
+/// interleave; a line printed in several calls may.
+template <class... Args>
+KI_DEVICE void print(const Args&... args) {
+  ki::detail::print_out<false>(args...);
+}
+}  // namespace ka
 
 }  // namespace ki
 

@@ -19,15 +19,26 @@ struct cpu_launch_desc {
   const char* name;
 };
 
-/// The kernel and its (converted) arguments, bound for a CPU backend.
-template <class F, class... A>
+/// The kernel and its (converted) arguments, bound for a CPU backend; S is its static
+/// work-group size (ki/ka/sizes.hpp) or dynamic_size.
+template <class S, class F, class... A>
 struct cpu_bound {
   F f;
   std::tuple<A...> args;
   static void run_group(const void* ctx, cpu_group& g) {
     const auto& self = *static_cast<const cpu_bound*>(ctx);
     F fc = self.f;  // the group's own copy of the kernel, as a GPU's parameters
-    std::apply([&](const A&... a) { fc(g, a...); }, self.args);
+    if constexpr (!S::is_static) {
+      std::apply([&](const A&... a) { fc(g, a...); }, self.args);
+    } else {  // the same group, typed with its static size
+      basic_cpu_group<S> sg(g.state());
+      try {
+        std::apply([&](const A&... a) { fc(sg, a...); }, self.args);
+      } catch (...) {
+        g.set_failure(sg.failure());
+        throw;
+      }
+    }
   }
 };
 

@@ -18,6 +18,8 @@
 
 #include <ki/ka/kernel.hpp>
 #include <ki/ka/ndrange.hpp>
+#include <ki/ka/sizes.hpp>
+#include <ki/macros.hpp>
 #include <ki/memory.hpp>
 
 namespace ki::ka {
@@ -28,20 +30,19 @@ template <class F, bool Cartesian>
 struct foreach_kernel {
   F f;
   template <class G>
-  void operator()(G& g) const {
+  KI_DEVICE void operator()(G& g) const {
     g.items([&](auto i) {
       if constexpr (Cartesian) f(i.global());
       else f(i.global().x);
     });
   }
 };
-inline constexpr std::int64_t foreach_groupsize = 256;
 }  // namespace detail
 
 /// f(i) for every index i of a 1-D index space (an extent n: 0 .. n-1, or a ki::range).
 template <class B, class F>
 void foreach_index(const B& b, ki::range space, F f) {
-  kernel(b, detail::foreach_kernel<F, false>{std::move(f)}, detail::foreach_groupsize)({.ndrange = space});
+  kernel(b, detail::foreach_kernel<F, false>{std::move(f)}, groupsize<256>)({.ndrange = space});
 }
 template <class B, class F, class I>
 requires std::is_integral_v<I>
@@ -49,8 +50,10 @@ void foreach_index(const B& b, I n, F f) { foreach_index(b, ki::range{0, static_
 /// f(c) for every index c (a ki::xyz, shifted) of an index space of 1 to 3 dimensions.
 template <class B, class F>
 void foreach_index(const B& b, const ndrange& space, F f) {
-  const dims size = space.rank() <= 1 ? dims(256) : space.rank() == 2 ? dims(16, 16) : dims(8, 8, 4);
-  kernel(b, detail::foreach_kernel<F, true>{std::move(f)}, size)({.ndrange = space});
+  detail::foreach_kernel<F, true> k{std::move(f)};
+  if (space.rank() <= 1) kernel(b, std::move(k), groupsize<256>)({.ndrange = space});
+  else if (space.rank() == 2) kernel(b, std::move(k), groupsize<16, 16>)({.ndrange = space});
+  else kernel(b, std::move(k), groupsize<8, 8, 4>)({.ndrange = space});
 }
 
 /// f(i) for every linear index i of the arrays (all with as many elements, on one backend and

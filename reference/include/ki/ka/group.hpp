@@ -25,6 +25,7 @@
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
 #include <ki/xyz.hpp>
+#include <ki/ka/sizes.hpp>
 
 namespace ki::ka {
 
@@ -38,6 +39,10 @@ class cpu_services {
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
   /// Private memory: `bytes` for the group's work-items together (uninitialised).
   virtual void* private_memory(std::size_t bytes, std::size_t align, const source_location& where) = 0;
+  /// A collective's groupsize bound (the spec's `groupsize = n`) is below the work-group's size:
+  /// throws the error that names both (the runner reports it for the group).
+  [[noreturn]] virtual void bound_exceeded(const char* what, std::int64_t bound, std::int64_t size,
+                                           const source_location& where) = 0;
 
  protected:
   ~cpu_services() = default;
@@ -49,36 +54,62 @@ struct phase_failure {
   source_location where{};
   bool happened = false;
 };
+
+/// A running group's state: the launch's geometry, the group's place in it, the phases' order.
+/// A plain value: a kernel with a static work-group size runs on a copy typed with that size.
+struct group_state {
+  xyz<i64> size{}, groups{}, extents{}, firsts{};
+  cpu_services* services = nullptr;
+  xyz<i64> id{}, base{}, active{};
+  const i64* order = nullptr;  ///< local linear ids in the order each phase runs them, or null
+  i64 order_count = 0;
+  phase_failure failure{};
+};
 }  // namespace detail
 
-class cpu_group;
+template <class S>
+class basic_cpu_group;
 
 /// A work-item inside items(): its indices (spec: @index). Global / Group / Local x Linear /
 /// Cartesian (ki::xyz, the shifted indices) / NTuple (std::array of 3).
-class cpu_item {
+template <class S>
+class basic_cpu_item {
  public:
-  KI_ALWAYS_INLINE cpu_item(const cpu_group& g, std::int64_t x, std::int64_t y, std::int64_t z) : g_(g), l_{x, y, z} {}
+  KI_ALWAYS_INLINE basic_cpu_item(const basic_cpu_group<S>& g, std::int64_t x, std::int64_t y, std::int64_t z)
+      : g_(g), l_{x, y, z} {}
   /// @index(Local, Cartesian): within the work-group.
   xyz<std::int64_t> local() const { return l_; }
   /// @index(Local, Linear): x fastest, from 0.
-  inline std::int64_t local_linear() const;
+  std::int64_t local_linear() const {
+    const auto s = g_.groupsize();
+    return l_.x + s.x * (l_.y + s.y * l_.z);
+  }
   /// @index(Global, Cartesian): the index in the ndrange, shifted by its ranges' firsts.
-  inline xyz<std::int64_t> global() const;
+  xyz<std::int64_t> global() const {
+    const auto& t = g_.st_;
+    return {t.firsts.x + t.base.x + l_.x, t.firsts.y + t.base.y + l_.y, t.firsts.z + t.base.z + l_.z};
+  }
   /// @index(Global, Linear): the region's indices counted from 0, x fastest.
-  inline std::int64_t global_linear() const;
+  std::int64_t global_linear() const {
+    const auto& t = g_.st_;
+    return (t.base.x + l_.x) + t.extents.x * ((t.base.y + l_.y) + t.extents.y * (t.base.z + l_.z));
+  }
   /// @index(Group, Cartesian) and (Group, Linear).
-  inline xyz<std::int64_t> group() const;
-  inline std::int64_t group_linear() const;
+  xyz<std::int64_t> group() const { return g_.group(); }
+  std::int64_t group_linear() const { return g_.group_linear(); }
   /// The NTuple forms.
   std::array<std::int64_t, 3> local_tuple() const { return {l_.x, l_.y, l_.z}; }
   std::array<std::int64_t, 3> global_tuple() const {
     const auto g = global();
     return {g.x, g.y, g.z};
   }
+  std::array<std::int64_t, 3> group_tuple() const {
+    const auto g = group();
+    return {g.x, g.y, g.z};
+  }
 
  private:
-  friend class cpu_group;
-  const cpu_group& g_;
+  const basic_cpu_group<S>& g_;
   xyz<std::int64_t> l_;
 };
 
@@ -88,10 +119,14 @@ template <class T, std::size_t N>
 class private_array {
  public:
   private_array(T* p, std::int64_t group_items) : p_(p), items_(group_items) {}
-  ki::span<T> operator[](const cpu_item& i) const {
+  template <class I>
+  ki::span<T> operator[](const I& i) const {
     return {p_ + i.local_linear() * static_cast<std::int64_t>(N), static_cast<std::int64_t>(N)};
   }
-  T& operator()(const cpu_item& i) const { return p_[i.local_linear() * static_cast<std::int64_t>(N)]; }
+  template <class I>
+  T& operator()(const I& i) const {
+    return p_[i.local_linear() * static_cast<std::int64_t>(N)];
+  }
   static constexpr std::size_t size() { return N; }
 
  private:
@@ -100,37 +135,56 @@ class private_array {
 };
 
 /// The group a CPU backend runs (the `G` of a KA kernel's operator() on reference and simd_cpu).
-class cpu_group {
+/// S is the kernel's static work-group size (ki::ka::groupsize<...>) or dynamic_size.
+template <class S>
+class basic_cpu_group {
  public:
-  /// The launch's geometry, and this group's id; `order` (if not null) lists the local linear ids
-  /// of the group's work-items inside the ndrange in the order each phase runs them.
-  cpu_group(const ndrange& range, xyz<std::int64_t> groupsize, xyz<std::int64_t> groups, detail::cpu_services& s)
-      : range_(range), size_(groupsize), groups_(groups), services_(&s) {
-    extents_ = range.extents();
-    firsts_ = range.firsts();
-  }
+  using item_type = basic_cpu_item<S>;
+  /// The kernel's static work-group size ((0, 0, 0) and 0 when it has none): N = prod(groupsize)
+  /// for g.localmem<T, G::static_size_linear>, a constant the compiler can use.
+  static constexpr xyz<std::int64_t> static_size = S::value;
+  static constexpr std::int64_t static_size_linear = S::linear;
 
-  /// Per group (the runner calls it before the kernel runs).
+  /// The launch's geometry (the runner's group).
+  basic_cpu_group(const ndrange& range, xyz<std::int64_t> groupsize, xyz<std::int64_t> groups, detail::cpu_services& s) {
+    st_.size = groupsize;
+    st_.groups = groups;
+    st_.extents = range.extents();
+    st_.firsts = range.firsts();
+    st_.services = &s;
+  }
+  /// The same group, typed with another static size (a kernel with a static size runs on it).
+  explicit basic_cpu_group(const detail::group_state& s) : st_(s) {}
+
+  /// Per group (the runner calls it before the kernel runs). `order` (if not null) lists the
+  /// local linear ids of the group's work-items inside the ndrange in the order each phase runs them.
   void start(xyz<std::int64_t> id, const std::int64_t* order, std::int64_t order_count) {
-    id_ = id;
-    base_ = {id.x * size_.x, id.y * size_.y, id.z * size_.z};
-    active_ = {clip(extents_.x - base_.x, size_.x), clip(extents_.y - base_.y, size_.y),
-               clip(extents_.z - base_.z, size_.z)};
-    order_ = order;
-    order_count_ = order_count;
-    failure_ = {};
+    const auto s = st_.size;
+    st_.id = id;
+    st_.base = {id.x * s.x, id.y * s.y, id.z * s.z};
+    st_.active = {clip(st_.extents.x - st_.base.x, s.x), clip(st_.extents.y - st_.base.y, s.y),
+                  clip(st_.extents.z - st_.base.z, s.z)};
+    st_.order = order;
+    st_.order_count = order_count;
+    st_.failure = {};
   }
 
   // --- group-level queries (@groupsize, @ndrange, @index(Group, ...)) ---
-  xyz<std::int64_t> groupsize() const { return size_; }
-  std::int64_t groupsize_linear() const { return size_.x * size_.y * size_.z; }
+  xyz<std::int64_t> groupsize() const {
+    if constexpr (S::is_static) return S::value;
+    else return st_.size;
+  }
+  std::int64_t groupsize_linear() const {
+    if constexpr (S::is_static) return S::linear;
+    else return st_.size.x * st_.size.y * st_.size.z;
+  }
   /// @ndrange(): the extents of the index space.
-  xyz<std::int64_t> ndrange_extents() const { return extents_; }
-  xyz<std::int64_t> group() const { return id_; }
-  std::int64_t group_linear() const { return id_.x + groups_.x * (id_.y + groups_.y * id_.z); }
-  xyz<std::int64_t> num_groups() const { return groups_; }
+  xyz<std::int64_t> ndrange_extents() const { return st_.extents; }
+  xyz<std::int64_t> group() const { return st_.id; }
+  std::int64_t group_linear() const { return st_.id.x + st_.groups.x * (st_.id.y + st_.groups.y * st_.id.z); }
+  xyz<std::int64_t> num_groups() const { return st_.groups; }
   /// The work-items of this group inside the ndrange, per dimension (a partial group has fewer).
-  xyz<std::int64_t> active() const { return active_; }
+  xyz<std::int64_t> active() const { return st_.active; }
 
   /// Runs f(item) for every work-item of the group inside the ndrange: one phase. x innermost,
   /// in order (or in the oracle's chosen order). An exception thrown by f is the work-item's.
@@ -138,19 +192,29 @@ class cpu_group {
   KI_ALWAYS_INLINE void items(F&& f, source_location where = source_location::current()) {
     std::int64_t x = 0, y = 0, z = 0;
     try {
-      if (order_ == nullptr) [[likely]] {
-        for (z = 0; z < active_.z; ++z)
-          for (y = 0; y < active_.y; ++y)
-            for (x = 0; x < active_.x; ++x) f(cpu_item(*this, x, y, z));
+      if (st_.order == nullptr) [[likely]] {
+        const auto a = st_.active;
+        if constexpr (S::is_static) {
+          if (a == S::value) {  // a whole group: loops of constant length
+            for (z = 0; z < S::value.z; ++z)
+              for (y = 0; y < S::value.y; ++y)
+                for (x = 0; x < S::value.x; ++x) f(item_type(*this, x, y, z));
+            return;
+          }
+        }
+        for (z = 0; z < a.z; ++z)
+          for (y = 0; y < a.y; ++y)
+            for (x = 0; x < a.x; ++x) f(item_type(*this, x, y, z));
       } else {
-        for (std::int64_t k = 0; k < order_count_; ++k) {
-          const std::int64_t l = order_[k];
-          x = l % size_.x, y = l / size_.x % size_.y, z = l / (size_.x * size_.y);
-          f(cpu_item(*this, x, y, z));
+        const auto s = groupsize();
+        for (std::int64_t k = 0; k < st_.order_count; ++k) {
+          const std::int64_t l = st_.order[k];
+          x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+          f(item_type(*this, x, y, z));
         }
       }
     } catch (...) {
-      failure_ = {{x, y, z}, where, true};
+      st_.failure = {{x, y, z}, where, true};
       throw;
     }
   }
@@ -163,58 +227,63 @@ class cpu_group {
   template <class F>
   KI_ALWAYS_INLINE void items(std::int64_t count, F&& f, source_location where = source_location::current()) {
     std::int64_t x = 0, y = 0, z = 0;
+    const auto s = groupsize();
     try {
-      if (order_ == nullptr) [[likely]] {
-        if (size_.y == 1 && size_.z == 1) {
-          const std::int64_t n = count < active_.x ? count : active_.x;
-          for (x = 0; x < n; ++x) f(cpu_item(*this, x, 0, 0));
+      if (st_.order == nullptr) [[likely]] {
+        const auto a = st_.active;
+        if (s.y == 1 && s.z == 1) {
+          const std::int64_t n = count < a.x ? count : a.x;
+          for (x = 0; x < n; ++x) f(item_type(*this, x, 0, 0));
         } else {
-          for (z = 0; z < active_.z; ++z)
-            for (y = 0; y < active_.y; ++y) {
-              const std::int64_t row = size_.x * (y + size_.y * z);  // the local linear id of (0, y, z)
-              const std::int64_t n = count - row < active_.x ? count - row : active_.x;
-              for (x = 0; x < n; ++x) f(cpu_item(*this, x, y, z));
+          for (z = 0; z < a.z; ++z)
+            for (y = 0; y < a.y; ++y) {
+              const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
+              const std::int64_t n = count - row < a.x ? count - row : a.x;
+              for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
             }
         }
       } else {
-        for (std::int64_t k = 0; k < order_count_; ++k) {
-          const std::int64_t l = order_[k];
+        for (std::int64_t k = 0; k < st_.order_count; ++k) {
+          const std::int64_t l = st_.order[k];
           if (l >= count) continue;
-          x = l % size_.x, y = l / size_.x % size_.y, z = l / (size_.x * size_.y);
-          f(cpu_item(*this, x, y, z));
+          x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+          f(item_type(*this, x, y, z));
         }
       }
     } catch (...) {
-      failure_ = {{x, y, z}, where, true};
+      st_.failure = {{x, y, z}, where, true};
       throw;
     }
   }
 
-  /// @groupreduce(op, val, neutral): op over every work-item's f(item), to the whole group (the
-  /// value is group-level: every work-item sees it). Padding work-items of a partial group
-  /// contribute `neutral` without f being called for them. The fold runs in local linear order
-  /// (the spec asks op to be associative and commutative, so any order would do; this one is
-  /// exact for the others too). A collective: every work-item reaches it.
+  /// @groupreduce(op, val, neutral; groupsize): op over every work-item's f(item), to the whole
+  /// group (the value is group-level: every work-item sees it). Padding work-items of a partial
+  /// group contribute `neutral` without f being called for them. The fold runs in local linear
+  /// order (the spec asks op to be associative and commutative, so any order would do; this one
+  /// is exact for the others too). A collective: every work-item reaches it. o.groupsize, where
+  /// given, is the spec's bound on the work-group's size: a larger group is an error naming both.
   template <class Op, class T, class F>
-  T reduce(Op op, T neutral, F&& f, source_location where = source_location::current()) {
+  T reduce(Op op, T neutral, F&& f, collective_options o = {}, source_location where = source_location::current()) {
+    check_bound("@groupreduce", o, where);
     T acc = neutral;
-    fold_in_order(op, neutral, f, where, [&](const cpu_item&, const T& v) { acc = op(acc, v); });
+    fold_in_order(op, neutral, f, where, [&](const item_type&, const T& v) { acc = op(acc, v); });
     return acc;
   }
 
-  /// @groupscan(op, val, neutral): for each work-item, op over the values of the work-items up to
-  /// it (inclusive) or before it (exclusive: `inclusive` false), in @index(Local, Linear) order,
-  /// exact for non-commutative operators; padding work-items contribute `neutral` unevaluated.
-  /// The results are per work-item: r(i).
+  /// @groupscan(op, val, neutral; inclusive, groupsize): for each work-item, op over the values
+  /// of the work-items up to it (inclusive) or before it (exclusive: o.inclusive false), in
+  /// @index(Local, Linear) order, exact for non-commutative operators; padding work-items
+  /// contribute `neutral` unevaluated. The results are per work-item: r(i).
   template <class Op, class T, class F>
-  private_array<T, 1> scan(Op op, T neutral, F&& f, bool inclusive = true,
+  private_array<T, 1> scan(Op op, T neutral, F&& f, collective_options o = {},
                            source_location where = source_location::current()) {
+    check_bound("@groupscan", o, where);
     private_array<T, 1> r = private_<T, 1>(where);
     T acc = neutral;
-    fold_in_order(op, neutral, f, where, [&](const cpu_item& i, const T& v) {
-      if (!inclusive) r(i) = acc;
+    fold_in_order(op, neutral, f, where, [&](const item_type& i, const T& v) {
+      if (!o.inclusive) r(i) = acc;
       acc = op(acc, v);
-      if (inclusive) r(i) = acc;
+      if (o.inclusive) r(i) = acc;
     });
     return r;
   }
@@ -226,14 +295,20 @@ class cpu_group {
   void synchronize(bool) const {}
 
   /// @localmem T (Dims...): the group's memory for the call site `key` (a fresh lambda, as for
-  /// ki::localmemory), uninitialised, shared by the group's work-items.
+  /// ki::localmemory), uninitialised, shared by the group's work-items. For @localmem T (N,)
+  /// with N = prod(@groupsize()): localmem<T, G::static_size_linear>, in a kernel constructed
+  /// with a static work-group size (ki::ka::groupsize<...>); without one N is 0 and it does not
+  /// compile.
   template <class T, std::size_t... Dims, class Key>
   local_array<T, Dims...> localmem(Key, source_location where = source_location::current()) {
     static_assert(std::is_class_v<Key>, "ki::ka: g.localmem<T, N>(key): pass a fresh lambda as the call-site key");
     static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
                   "ki::ka: localmem<T>: T must be trivially constructible and destructible");
+    static_assert(((Dims > 0) && ...),
+                  "ki::ka: localmem<T, N> with N = 0: for N = prod(groupsize) (G::static_size_linear) construct "
+                  "the kernel with a static work-group size, ki::ka::kernel(backend, f, ki::ka::groupsize<...>)");
     constexpr std::size_t count = (Dims * ...);
-    void* p = services_->local_memory(&ki::detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
+    void* p = st_.services->local_memory(&ki::detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
     return local_array<T, Dims...>(static_cast<T*>(p));
   }
 
@@ -243,16 +318,23 @@ class cpu_group {
     static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
                   "ki::ka: private_<T>: T must be trivially constructible and destructible");
     const std::int64_t n = groupsize_linear();
-    void* p = services_->private_memory(sizeof(T) * N * static_cast<std::size_t>(n), alignof(T), where);
+    void* p = st_.services->private_memory(sizeof(T) * N * static_cast<std::size_t>(n), alignof(T), where);
     return private_array<T, N>(static_cast<T*>(p), n);
   }
 
-  /// Where the last phase failed (the runner names the work-item and the items() call).
-  // (defined below: the fold's phases)
-  const detail::phase_failure& failure() const { return failure_; }
+  /// The runner's view: where the last phase failed (it names the work-item and the items()
+  /// call), and the whole state (a statically sized copy hands its failure back through it).
+  const detail::phase_failure& failure() const { return st_.failure; }
+  const detail::group_state& state() const { return st_; }
+  void set_failure(const detail::phase_failure& f) { st_.failure = f; }
 
  private:
-  friend class cpu_item;
+  friend class basic_cpu_item<S>;
+
+  void check_bound(const char* what, const collective_options& o, const source_location& where) const {
+    if (o.groupsize > 0 && groupsize_linear() > o.groupsize)
+      st_.services->bound_exceeded(what, o.groupsize, groupsize_linear(), where);
+  }
 
   /// Calls step(item, value) for every work-item of the group in local linear order, value being
   /// f(item) for those inside the ndrange and `neutral` for padding ones. The values are computed
@@ -260,24 +342,26 @@ class cpu_group {
   template <class Op, class T, class F, class Step>
   void fold_in_order(Op&, const T& neutral, F& f, const source_location& where, Step&& step) {
     std::optional<private_array<T, 1>> v;
-    if (order_ != nullptr) {
+    if (st_.order != nullptr) {
       v.emplace(private_<T, 1>(where));
-      items([&](const cpu_item& i) { (*v)(i) = f(i); }, where);
+      items([&](const item_type& i) { (*v)(i) = f(i); }, where);
     }
-    for (std::int64_t z = 0; z < size_.z; ++z)
-      for (std::int64_t y = 0; y < size_.y; ++y)
-        for (std::int64_t x = 0; x < size_.x; ++x) {
-          const cpu_item i(*this, x, y, z);
-          const bool inside = x < active_.x && y < active_.y && z < active_.z;
+    const auto s = groupsize();
+    const auto a = st_.active;
+    for (std::int64_t z = 0; z < s.z; ++z)
+      for (std::int64_t y = 0; y < s.y; ++y)
+        for (std::int64_t x = 0; x < s.x; ++x) {
+          const item_type i(*this, x, y, z);
+          const bool inside = x < a.x && y < a.y && z < a.z;
           if (!inside) {
             step(i, neutral);
-          } else if (order_ != nullptr) {
+          } else if (st_.order != nullptr) {
             step(i, (*v)(i));
           } else {
             try {
               step(i, f(i));
             } catch (...) {
-              failure_ = {{x, y, z}, where, true};
+              st_.failure = {{x, y, z}, where, true};
               throw;
             }
           }
@@ -285,23 +369,11 @@ class cpu_group {
   }
   static std::int64_t clip(std::int64_t left, std::int64_t size) { return left < 0 ? 0 : left < size ? left : size; }
 
-  ndrange range_;
-  xyz<std::int64_t> size_, groups_, extents_, firsts_;
-  detail::cpu_services* services_;
-  xyz<std::int64_t> id_{}, base_{}, active_{};
-  const std::int64_t* order_ = nullptr;
-  std::int64_t order_count_ = 0;
-  detail::phase_failure failure_{};
+  detail::group_state st_;
 };
 
-inline std::int64_t cpu_item::local_linear() const { return l_.x + g_.size_.x * (l_.y + g_.size_.y * l_.z); }
-inline xyz<std::int64_t> cpu_item::global() const {
-  return {g_.firsts_.x + g_.base_.x + l_.x, g_.firsts_.y + g_.base_.y + l_.y, g_.firsts_.z + g_.base_.z + l_.z};
-}
-inline std::int64_t cpu_item::global_linear() const {
-  return (g_.base_.x + l_.x) + g_.extents_.x * ((g_.base_.y + l_.y) + g_.extents_.y * (g_.base_.z + l_.z));
-}
-inline xyz<std::int64_t> cpu_item::group() const { return g_.id_; }
-inline std::int64_t cpu_item::group_linear() const { return g_.group_linear(); }
+/// The group of a kernel without a static work-group size (the runner's own).
+using cpu_group = basic_cpu_group<dynamic_size>;
+using cpu_item = basic_cpu_item<dynamic_size>;
 
 }  // namespace ki::ka

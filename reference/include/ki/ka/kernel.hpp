@@ -25,6 +25,7 @@
 #include <ki/dims.hpp>
 #include <ki/ka/const.hpp>
 #include <ki/ka/ndrange.hpp>
+#include <ki/ka/sizes.hpp>
 #include <ki/xyz.hpp>
 
 namespace ki::ka {
@@ -98,17 +99,30 @@ geometry resolve(const B& b, const ndrange& static_range, const dims& static_siz
 }
 }  // namespace detail
 
-/// A KA kernel for backend B: the kernel function F with optional static sizes.
-template <class B, class F>
+/// A KA kernel for backend B: the kernel function F with optional static sizes. S is the static
+/// work-group size as a type (ki::ka::groupsize<...>, ki/ka/sizes.hpp), known to the kernel
+/// body at compile time, or dynamic_size (a static size given as a ki::dims value is checked at
+/// each launch, but the body sees it only at run time).
+template <class B, class F, class S = dynamic_size>
 class kernel {
  public:
   kernel(const B& b, F f) : b_(b), f_(std::move(f)) {}
   kernel(const B& b, F f, dims groupsize) : b_(b), f_(std::move(f)), size_(groupsize) { check_size(); }
   kernel(const B& b, F f, dims groupsize, ki::ka::ndrange range)
       : b_(b), f_(std::move(f)), size_(groupsize), range_(range) {
+    check_range();
     check_size();
-    if (!range_.given()) detail::bad("kernel: the static ndrange is empty (give 1 to 3 extents or ranges)");
-    if (range_.has_negative_extent()) detail::bad("kernel: ndrange " + range_.str() + ": an extent must be at least 0");
+  }
+  /// With a static work-group size as a type: kernel(b, f, ki::ka::groupsize<16, 16>[, ndrange]).
+  template <std::int64_t... D>
+  kernel(const B& b, F f, static_size<D...>) : b_(b), f_(std::move(f)), size_(dims(D...)) {
+    check_size();
+  }
+  template <std::int64_t... D>
+  kernel(const B& b, F f, static_size<D...>, ki::ka::ndrange range)
+      : b_(b), f_(std::move(f)), size_(dims(D...)), range_(range) {
+    check_range();
+    check_size();
   }
 
   /// Launch with the static ndrange.
@@ -131,6 +145,10 @@ class kernel {
   const ki::ka::ndrange& static_ndrange() const { return range_; }
 
  private:
+  void check_range() const {
+    if (!range_.given()) detail::bad("kernel: the static ndrange is empty (give 1 to 3 extents or ranges)");
+    if (range_.has_negative_extent()) detail::bad("kernel: ndrange " + range_.str() + ": an extent must be at least 0");
+  }
   void check_size() const {
     if (!size_.given()) detail::bad("kernel: the static workgroupsize is empty (give 1 to 3 sizes)");
     for (int d = 0; d < size_.rank(); ++d)
@@ -159,7 +177,7 @@ class kernel {
         const detail::arg_memory m[] = {detail::memory_of(c, detail::is_const_arg<std::remove_cvref_t<A>>::value)...};
         detail::check_const(m, sizeof...(A));
       }
-      backend_traits<B>::ka_launch(b_, g, f_, o.name, c...);
+      backend_traits<B>::template ka_launch<S>(b_, g, f_, o.name, c...);
     };
     launch_with(convert(std::forward<A>(args))...);
   }
@@ -176,5 +194,9 @@ template <class B, class F>
 kernel(const B&, F, dims) -> kernel<B, F>;
 template <class B, class F>
 kernel(const B&, F, dims, ki::ka::ndrange) -> kernel<B, F>;
+template <class B, class F, std::int64_t... D>
+kernel(const B&, F, static_size<D...>) -> kernel<B, F, static_size<D...>>;
+template <class B, class F, std::int64_t... D>
+kernel(const B&, F, static_size<D...>, ki::ka::ndrange) -> kernel<B, F, static_size<D...>>;
 
 }  // namespace ki::ka

@@ -285,10 +285,10 @@ struct ki::backend_traits<ki::reference::backend> {
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
-  template <class F, class... A>
+  template <class S, class F, class... A>
   static void ka_launch(const B& b, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
     reference::detail::validate(b.device);
-    using bound = ki::ka::detail::cpu_bound<F, A...>;
+    using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
     const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_group, ctx.get(), nullptr};
     reference::detail::submit_ka(b, d, std::move(ctx), name != nullptr ? name : "kernel");

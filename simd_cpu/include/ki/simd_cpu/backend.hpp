@@ -238,10 +238,10 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked. Runs before it returns.
-  template <class F, class... A>
+  template <class S, class F, class... A>
   static void ka_launch(const B& b, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
     simd_cpu::detail::validate(b);
-    using bound = ki::ka::detail::cpu_bound<F, A...>;
+    using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     const bound ctx{f, std::tuple<A...>(args...)};
     simd_cpu::detail::launch_ka(
         b, {g.range, g.groupsize, g.groups, &bound::run_group, &ctx, name != nullptr ? name : "kernel"});

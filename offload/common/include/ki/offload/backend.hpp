@@ -26,6 +26,8 @@
 #include <variant>
 
 #include <ki/backend.hpp>
+#include <ki/ka/gpu_group.hpp>
+#include <ki/ka/kernel.hpp>
 #include <ki/launch.hpp>
 #include <ki/offload/device.hpp>
 #include <ki/offload/errors.hpp>
@@ -255,6 +257,25 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
           e, (std::string("the launch of kernel '") + (k.name.empty() ? "kernel" : k.name) + "' (" +
               std::to_string(groups[0] * groups[1] * groups[2]) + " work-groups of " +
               std::to_string(items[0] * items[1] * items[2]) + ")")
+                 .c_str());
+  }
+
+  /// A KA launch (ki/ka/kernel.hpp, geometry checked there): one block per work-group, every
+  /// thread running the group-level code on its ki::ka::gpu_group (ki/ka/gpu_group.hpp).
+  template <class S, class F, class... A>
+  static void ka_launch(const B&, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
+    if (g.range.count() == 0) return;  // an empty index space runs nothing (a grid of 0 is an error)
+    const dim3 grid{unsigned(g.groups.x), unsigned(g.groups.y), unsigned(g.groups.z)};
+    const dim3 block{unsigned(g.groupsize.x), unsigned(g.groupsize.y), unsigned(g.groupsize.z)};
+    const ki::ka::detail::gpu_geometry geo{g.range.extents(), g.range.firsts(), g.groups};
+    const auto s = KI_OFFLOAD_NAMESPACE::detail::queues().stream();
+    ki::ka::detail::ka_entry<S, F, A...><<<grid, block, 0, s>>>(geo, f, args...);
+    const auto e = KI_OFFLOAD_API(GetLastError)();
+    if (e != KI_OFFLOAD_API(Success))
+      KI_OFFLOAD_NAMESPACE::detail::check(
+          e, (std::string("the launch of KA kernel '") + (name != nullptr ? name : "kernel") + "' (" +
+              std::to_string(g.groups.x * g.groups.y * g.groups.z) + " work-groups of " +
+              std::to_string(g.groupsize.x * g.groupsize.y * g.groupsize.z) + ")")
                  .c_str());
   }
 

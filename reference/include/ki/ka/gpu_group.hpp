@@ -1,0 +1,261 @@
+// The KA layer's group on GPUs (ki::cuda, ki::hip): the `G` of a KA kernel's operator() there.
+//
+// A GPU runs the group-level code on every thread of the block, as written; the explicit parts
+// map one to one onto the hardware:
+//   g.items(f)         if (the thread's work-item is inside the ndrange) f(item): one guarded
+//                      statement per thread (KA's bounds checking);
+//   g.synchronize()    __syncthreads(), outside any guard (synchronize(cond): where cond holds);
+//   g.localmem<T, N>   a static __shared__ array per call site (the key's type), as ki::localmemory;
+//   g.private_<T, N>   the thread's own array (registers, or its local memory);
+//   g.reduce / scan    sub-group shuffles (ki/detail/gpu/sub_group.hpp, lane-ordered), then one
+//                      value per sub-group through __shared__ memory: combined in local linear
+//                      order, so exact for non-commutative (associative) operators, as on the CPU.
+// Every thread of the block reaches each collective and synchronize (the spec's rule for
+// collectives), padding threads included: they contribute `neutral` without evaluating val.
+// A collective's groupsize bound is not needed here (the scratch is one value per sub-group of
+// the largest block) and not checked: the CPU backends report a work-group above it.
+#pragma once
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#include <ki/detail/public_begin.hpp>  // (this header includes private ones)
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <ki/detail/gpu/intrinsics.hpp>
+#include <ki/detail/gpu/sub_group.hpp>
+#include <ki/ka/sizes.hpp>
+#include <ki/local_memory.hpp>
+#include <ki/macros.hpp>
+#include <ki/span.hpp>
+#include <ki/xyz.hpp>
+
+namespace ki::ka {
+
+namespace detail {
+/// What a GPU launch passes to every thread: the index space and the grid.
+struct gpu_geometry {
+  xyz<std::int64_t> extents, firsts, groups;
+};
+
+/// One value of T per sub-group of the largest block (1024 threads of sub-groups >= 16 lanes):
+/// the collectives' __shared__ scratch, one array per T.
+template <class T>
+__device__ T* collective_scratch() {
+  alignas(T) __shared__ unsigned char storage[sizeof(T) * 64];  // (clang: alignas first)
+  return reinterpret_cast<T*>(storage);
+}
+
+/// op over the block's values in local linear order, to every thread.
+template <class T, class Op>
+__device__ T block_reduce(const Op& op, const T& v, const T& neutral) {
+  namespace gpu = ki::detail::gpu;
+  const T w = gpu::reduce(op, v, 0);  // the sub-group's, lane-ordered
+  const std::int64_t n = gpu::local_count(), lin = gpu::local_linear();
+  const int W = warpSize;
+  if (n <= W) return w;  // (n is the block's: every thread takes the same branch)
+  const int warp = static_cast<int>(lin / W), lane = static_cast<int>(lin % W);
+  const int warps = static_cast<int>((n + W - 1) / W);
+  T* scratch = collective_scratch<T>();
+  __syncthreads();  // the previous collective's readers are done
+  if (lane == 0) scratch[warp] = w;
+  __syncthreads();
+  if (warp == 0) {
+    const T x = gpu::reduce(op, lane < warps ? scratch[lane] : neutral, 0);
+    if (lane == 0) scratch[0] = x;
+  }
+  __syncthreads();
+  return scratch[0];
+}
+
+/// Each thread's inclusive (or exclusive) scan of the block's values in local linear order.
+template <class T, class Op>
+__device__ T block_scan(const Op& op, const T& v, const T& neutral, bool inclusive) {
+  namespace gpu = ki::detail::gpu;
+  const gpu::segment s = gpu::place(0);
+  const T incl = gpu::scan(op, v, s);
+  const T before = gpu::read_lane(s.mask, incl, s.pos() > 0 ? s.lane - 1 : s.lane);
+  const std::int64_t n = gpu::local_count(), lin = gpu::local_linear();
+  const int W = warpSize;
+  const int warp = static_cast<int>(lin / W), lane = static_cast<int>(lin % W);
+  T prefix = neutral;  // op over the sub-groups before this one
+  if (n > W) {
+    const int warps = static_cast<int>((n + W - 1) / W);
+    T* scratch = collective_scratch<T>();
+    __syncthreads();
+    if (s.pos() == s.count - 1) scratch[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {  // lane k reads and writes slot k only
+      const T x = gpu::scan(op, lane < warps ? scratch[lane] : neutral, s);
+      if (lane < warps) scratch[lane] = x;
+    }
+    __syncthreads();
+    if (warp > 0) prefix = scratch[warp - 1];
+  }
+  if (inclusive) return warp > 0 ? static_cast<T>(op(prefix, incl)) : incl;
+  if (s.pos() == 0) return prefix;
+  return warp > 0 ? static_cast<T>(op(prefix, before)) : before;
+}
+}  // namespace detail
+
+template <class S>
+class gpu_group;
+
+/// A work-item inside items() on a GPU: the thread's indices (spec: @index), as basic_cpu_item.
+template <class S>
+class gpu_item {
+ public:
+  __device__ gpu_item(const gpu_group<S>& g, xyz<std::int64_t> l) : g_(g), l_(l) {}
+  __device__ xyz<std::int64_t> local() const { return l_; }
+  __device__ std::int64_t local_linear() const {
+    const auto s = g_.groupsize();
+    return l_.x + s.x * (l_.y + s.y * l_.z);
+  }
+  __device__ xyz<std::int64_t> global() const {
+    const auto& f = g_.geo_.firsts;
+    return {f.x + g_.base_.x + l_.x, f.y + g_.base_.y + l_.y, f.z + g_.base_.z + l_.z};
+  }
+  __device__ std::int64_t global_linear() const {
+    const auto& e = g_.geo_.extents;
+    return (g_.base_.x + l_.x) + e.x * ((g_.base_.y + l_.y) + e.y * (g_.base_.z + l_.z));
+  }
+  __device__ xyz<std::int64_t> group() const { return g_.group(); }
+  __device__ std::int64_t group_linear() const { return g_.group_linear(); }
+  __device__ std::array<std::int64_t, 3> local_tuple() const { return {l_.x, l_.y, l_.z}; }
+  __device__ std::array<std::int64_t, 3> global_tuple() const {
+    const auto g = global();
+    return {g.x, g.y, g.z};
+  }
+  __device__ std::array<std::int64_t, 3> group_tuple() const {
+    const auto g = group();
+    return {g.x, g.y, g.z};
+  }
+
+ private:
+  const gpu_group<S>& g_;
+  xyz<std::int64_t> l_;
+};
+
+/// @private T (N,) on a GPU: the thread's own N values (p[i][k], p(i)).
+template <class T, std::size_t N>
+class gpu_private {
+ public:
+  template <class I>
+  __device__ ki::span<T> operator[](const I&) const {
+    return {v_, static_cast<std::int64_t>(N)};
+  }
+  template <class I>
+  __device__ T& operator()(const I&) const {
+    return v_[0];
+  }
+  static constexpr std::size_t size() { return N; }
+
+ private:
+  mutable T v_[N];
+};
+
+/// The group a GPU thread runs (one object per thread, every thread of the block).
+template <class S>
+class gpu_group {
+ public:
+  using item_type = gpu_item<S>;
+  static constexpr xyz<std::int64_t> static_size = S::value;
+  static constexpr std::int64_t static_size_linear = S::linear;
+
+  __device__ explicit gpu_group(const detail::gpu_geometry& g) : geo_(g) {
+    id_ = {blockIdx.x, blockIdx.y, blockIdx.z};
+    l_ = {threadIdx.x, threadIdx.y, threadIdx.z};
+    const auto s = groupsize();
+    base_ = {id_.x * s.x, id_.y * s.y, id_.z * s.z};
+    inside_ = base_.x + l_.x < g.extents.x && base_.y + l_.y < g.extents.y && base_.z + l_.z < g.extents.z;
+  }
+
+  __device__ xyz<std::int64_t> groupsize() const {
+    if constexpr (S::is_static) return S::value;
+    else return {blockDim.x, blockDim.y, blockDim.z};
+  }
+  __device__ std::int64_t groupsize_linear() const {
+    const auto s = groupsize();
+    return s.x * s.y * s.z;
+  }
+  __device__ xyz<std::int64_t> ndrange_extents() const { return geo_.extents; }
+  __device__ xyz<std::int64_t> group() const { return id_; }
+  __device__ std::int64_t group_linear() const { return id_.x + geo_.groups.x * (id_.y + geo_.groups.y * id_.z); }
+  __device__ xyz<std::int64_t> num_groups() const { return geo_.groups; }
+  __device__ xyz<std::int64_t> active() const {
+    const auto s = groupsize();
+    return {clip(geo_.extents.x - base_.x, s.x), clip(geo_.extents.y - base_.y, s.y),
+            clip(geo_.extents.z - base_.z, s.z)};
+  }
+
+  template <class F>
+  __device__ void items(F&& f) const {
+    if (inside_) f(item_type(*this, l_));
+  }
+  template <class F>
+  __device__ void items(std::int64_t count, F&& f) const {
+    if (inside_ && item_type(*this, l_).local_linear() < count) f(item_type(*this, l_));
+  }
+
+  template <class Op, class T, class F>
+  __device__ T reduce(Op op, T neutral, F&& f, collective_options = {}) const {
+    const T v = inside_ ? static_cast<T>(f(item_type(*this, l_))) : neutral;
+    return detail::block_reduce(op, v, neutral);
+  }
+  template <class Op, class T, class F>
+  __device__ gpu_private<T, 1> scan(Op op, T neutral, F&& f, collective_options o = {}) const {
+    const T v = inside_ ? static_cast<T>(f(item_type(*this, l_))) : neutral;
+    gpu_private<T, 1> r;
+    r(item_type(*this, l_)) = detail::block_scan(op, v, neutral, o.inclusive);
+    return r;
+  }
+
+  __device__ void synchronize() const { __syncthreads(); }
+  /// @synchronize(cond): the block synchronises where cond holds (cond must be uniform).
+  __device__ void synchronize(bool cond) const {
+    if (cond) __syncthreads();
+  }
+
+  template <class T, std::size_t... Dims, class Key>
+  __device__ local_array<T, Dims...> localmem(Key) const {
+    static_assert(std::is_class_v<Key>, "ki::ka: g.localmem<T, N>(key): pass a fresh lambda as the call-site key");
+    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                  "ki::ka: localmem<T>: T must be trivially constructible and destructible");
+    static_assert(((Dims > 0) && ...),
+                  "ki::ka: localmem<T, N> with N = 0: for N = prod(groupsize) (G::static_size_linear) construct "
+                  "the kernel with a static work-group size, ki::ka::kernel(backend, f, ki::ka::groupsize<...>)");
+    constexpr std::size_t count = (Dims * ...);
+    alignas(T) __shared__ unsigned char storage[sizeof(T) * count];  // one per Key (and T, Dims)
+    return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
+  }
+  template <class T, std::size_t N = 1>
+  __device__ gpu_private<T, N> private_() const {
+    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                  "ki::ka: private_<T>: T must be trivially constructible and destructible");
+    return {};
+  }
+
+ private:
+  friend class gpu_item<S>;
+  __device__ static std::int64_t clip(std::int64_t left, std::int64_t size) {
+    return left < 0 ? 0 : left < size ? left : size;
+  }
+
+  detail::gpu_geometry geo_;
+  xyz<std::int64_t> id_, l_, base_;
+  bool inside_;
+};
+
+namespace detail {
+/// The GPU entry of a KA kernel: every thread builds its group and runs the body.
+template <class S, class F, class... A>
+__global__ void ka_entry(gpu_geometry geo, F f, A... args) {
+  gpu_group<S> g(geo);
+  f(g, args...);
+}
+}  // namespace detail
+
+}  // namespace ki::ka
+
+#include <ki/detail/public_end.hpp>
+#endif

@@ -1,0 +1,51 @@
+// Static work-group sizes, and the options of the group collectives (the KA layer).
+//
+// A kernel constructed with a static work-group size as a type,
+//   ki::ka::kernel k(backend, my_kernel{}, ki::ka::groupsize<16, 16>);
+// runs on a group type G that knows the size at compile time: G::static_size (a ki::xyz) and
+// G::static_size_linear give the spec's `N = prod(@groupsize())` as a constant, so that
+// `g.localmem<T, G::static_size_linear>` is the spec's `@localmem T (N,)`, and the CPU
+// backends' phase loops of whole groups have constant trip counts. A kernel without one has
+// G::static_size_linear == 0 (a localmem of size 0 does not compile).
+#pragma once
+#include <cstdint>
+
+#include <ki/xyz.hpp>
+
+namespace ki::ka {
+
+/// A work-group size known at compile time: 1 to 3 extents, x first, each at least 1.
+template <std::int64_t... D>
+requires(sizeof...(D) >= 1 && sizeof...(D) <= 3 && ((D >= 1) && ...)) struct static_size {
+  static constexpr bool is_static = true;
+  static constexpr int rank = static_cast<int>(sizeof...(D));
+  static constexpr std::int64_t extents[3] = {D...};
+  static constexpr xyz<std::int64_t> value{extents[0], rank > 1 ? extents[1] : 1, rank > 2 ? extents[2] : 1};
+  static constexpr std::int64_t linear = (D * ...);
+};
+
+/// No static work-group size: the size comes at launch (or is the kernel's run-time static one).
+struct dynamic_size {
+  static constexpr bool is_static = false;
+  static constexpr int rank = 0;
+  static constexpr xyz<std::int64_t> value{0, 0, 0};
+  static constexpr std::int64_t linear = 0;
+};
+
+/// ki::ka::groupsize<16, 16>: the static work-group size argument of ki::ka::kernel.
+template <std::int64_t... D>
+inline constexpr static_size<D...> groupsize{};
+
+/// The keyword arguments of @groupreduce and @groupscan (designated initialisers):
+/// g.scan(op, neutral, f, {.inclusive = false}), g.reduce(op, neutral, f, {.groupsize = 256}).
+struct collective_options {
+  /// The spec's `groupsize`: an upper bound on the work-items per work-group, for kernels
+  /// without a static size (0: none). ki needs no bound (its collectives use sub-group shuffles
+  /// and one value per sub-group of local memory); where one is given, a larger work-group is
+  /// an error naming both.
+  std::int64_t groupsize = 0;
+  /// @groupscan only: inclusive (the default) or exclusive.
+  bool inclusive = true;
+};
+
+}  // namespace ki::ka
