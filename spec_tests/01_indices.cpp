@@ -86,7 +86,7 @@ inline std::int64_t total(const geometry& g) {
 template <class T, class B, class K>
 void run_and_check(const B& b, const K& kernel, const geometry& g) {
   if (!ki_test::fits(b, g.groups, g.items)) return;  // beyond this profile's limits
-  INFO("numgroups " << ki_test::str(g.groups) << ", workgroupsize " << ki_test::str(g.items) << ", rank " << g.rank);
+  KI_INFO("numgroups " << ki_test::str(g.groups) << ", workgroupsize " << ki_test::str(g.items) << ", rank " << g.rank);
   // Poison-free start: a value no query can produce in these launches.
   auto out = ki_test::filled<T>(b, total(g) * record, static_cast<T>(-1));
   kernel({.numgroups = ki_test::dims_of(g.groups, g.rank), .workgroupsize = ki_test::dims_of(g.items, g.rank)}, out);

@@ -100,7 +100,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: get_max_sub_group_size is sub_group_size(bac
   ki_test::make<TestType>();
   for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
     const std::int64_t w = ki::sub_group_size(b);
-    INFO("sub_group_size(backend) = " << w);
+    KI_INFO("sub_group_size(backend) = " << w);
     CHECK(w >= 1);
     const auto r = run(b, {3, 1, 1}, 1, 2);
     for (std::int64_t i = 0; i < r.groups * r.n; ++i) CHECK(r.v[static_cast<std::size_t>(record * i + 1)] == w);
@@ -116,7 +116,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: linear layout for 1-D groups and x extents t
     ++tested;
     const std::int64_t w = ki::sub_group_size(b);
     for (const auto& [shape, rank] : linear_shapes(w, ki::max_work_group_size(b), ki::max_work_group_dims(b))) {
-      INFO("W = " << w << ", work-group " << ki_test::str(shape));
+      KI_INFO("W = " << w << ", work-group " << ki_test::str(shape));
       const auto r = run(b, shape, rank, 3);
       ki_test::check_all(
           r.v, [&](std::int64_t i) { return linear_expected(r.n, w, i); }, "sub-group queries");
@@ -148,8 +148,8 @@ TEMPLATE_LIST_TEST_CASE("sub_group: guarantees of every layout, for every work-g
     for (const auto& shape : shapes) {
       const std::int64_t n = shape[0] * shape[1] * shape[2];
       if (n > max_size || shape[0] > max_dims[0] || shape[1] > max_dims[1] || shape[2] > max_dims[2]) continue;
-      INFO("W = " << w << ", linear promise " << ki::supports_linear_subgroups(b) << ", work-group "
-                  << ki_test::str(shape));
+      KI_INFO("W = " << w << ", linear promise " << ki::supports_linear_subgroups(b) << ", work-group "
+                     << ki_test::str(shape));
       const auto r = run(b, shape, 3, 2);
       for (std::int64_t g = 0; g < r.groups; ++g) {
         // Per sub-group id: its size as reported, and the lanes seen.

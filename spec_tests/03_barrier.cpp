@@ -179,7 +179,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: makes local memory writes visible to the group
   const auto b = ki_test::make<TestType>();
   for (i64 n : {1, 2, 31, 100, 256}) {
     if (n > ki::max_work_group_size(b)) continue;
-    INFO("work-group size " << n);
+    KI_INFO("work-group size " << n);
     const i64 groups = 5;
     auto out = ki_test::filled<i64>(b, groups * n, -1);
     ki::launch(b, {.numgroups = groups, .workgroupsize = n}, neighbour_local{}, out);
@@ -193,7 +193,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: makes global memory writes visible to the grou
   const auto b = ki_test::make<TestType>();
   for (i64 n : {1, 3, 64, 250}) {
     if (n > ki::max_work_group_size(b)) continue;
-    INFO("work-group size " << n);
+    KI_INFO("work-group size " << n);
     const i64 groups = 4;
     auto scratch = ki::allocate<i64>(b, groups * n);
     auto out = ki_test::filled<i64>(b, groups * n, -1);
@@ -208,7 +208,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: many barriers in a loop", "[barrier]", ki_test
   const auto b = ki_test::make<TestType>();
   const i64 max = ki::max_work_group_size(b) < 1024 ? ki::max_work_group_size(b) : 1024;
   for (i64 n : {i64(1), i64(7), i64(128), max}) {
-    INFO("work-group size " << n);
+    KI_INFO("work-group size " << n);
     const i64 groups = 3;
     const int iters = 60;  // 121 barriers
     const auto rotated = [&](i64 i) { return (i % n + iters) % n + iters; };
@@ -240,7 +240,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: 2-D and 3-D work-groups", "[barrier]", ki_test
   const std::array<i64, 3> groups{2, 3, 2};
   for (const auto& s : shapes) {
     if (!ki_test::fits(b, groups, s)) continue;
-    INFO("work-group " << ki_test::str(s));
+    KI_INFO("work-group " << ki_test::str(s));
     const i64 n = s[0] * s[1] * s[2];
     auto out = ki_test::filled<i64>(b, 12 * n, -1);
     ki::launch(b, {.numgroups = {groups[0], groups[1], groups[2]}, .workgroupsize = {s[0], s[1], s[2]}}, neighbour_3d{},
@@ -277,7 +277,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: a work-item's private values survive barriers"
   const int rounds = 40;
   const i64 max = ki::max_work_group_size(b) < 256 ? ki::max_work_group_size(b) : 256;
   for (i64 n : {i64(2), i64(33), max}) {
-    INFO("work-group size " << n);
+    KI_INFO("work-group size " << n);
     const i64 groups = 3;
     auto out = ki_test::filled<double>(b, 12 * groups * n, -1.0);
     ki::launch(b, {.numgroups = groups, .workgroupsize = n}, private_across_barriers{}, out, rounds);

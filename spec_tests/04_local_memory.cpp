@@ -187,7 +187,7 @@ TEMPLATE_LIST_TEST_CASE("local_memory: the same call site again returns the same
                         ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   for (i64 n : {1, 5, 128}) {
-    INFO("work-group size " << n);
+    KI_INFO("work-group size " << n);
     const i64 groups = 4;
     const int iters = 6;
     auto out = ki_test::filled<i64>(b, 2 * n * groups, -1);

@@ -79,7 +79,7 @@ struct stateful {
 template <class K, class B>
 void expect_geometry(const B& b, const K& k, const ki::launch_options& o, std::array<i64, 3> items,
                      std::array<i64, 3> groups) {
-  INFO("expected work-groups " << ki_test::str(groups) << " of " << ki_test::str(items) << " work-items");
+  KI_INFO("expected work-groups " << ki_test::str(groups) << " of " << ki_test::str(items) << " work-items");
   const i64 total = items[0] * groups[0] * items[1] * groups[1] * items[2] * groups[2];
   auto hits = ki::zeros<i64>(b, total);
   auto shape = ki_test::filled<i64>(b, 10, -1);
@@ -201,7 +201,7 @@ TEMPLATE_LIST_TEST_CASE("launch: ndrange alone takes the work-group size from la
       {{33, 1, 1}, 1, 32},
   };
   for (const auto& c : cases) {
-    INFO("ndrange " << ki_test::str(c.nd) << ", max_work_group_size = " << c.max_size);
+    KI_INFO("ndrange " << ki_test::str(c.nd) << ", max_work_group_size = " << c.max_size);
     const i64 nitems = c.nd[0] * c.nd[1] * c.nd[2];
     const i64 s = ki::launch_configuration(k, nitems, c.max_size).workgroupsize;
     REQUIRE(s >= 1);
@@ -391,7 +391,7 @@ TEMPLATE_LIST_TEST_CASE("launch: the lower-level launch(kernel, groups, items, a
   const auto max_dims = ki::max_work_group_dims(b);
   const i64 kmax = ki::max_work_group_size(m);
   const auto rejected = [&](std::array<i64, 3> g, std::array<i64, 3> i, const std::string& needle) {
-    INFO("groups " << ki_test::str(g) << ", items " << ki_test::str(i));
+    KI_INFO("groups " << ki_test::str(g) << ", items " << ki_test::str(i));
     const std::string msg =
         ki_test::thrown_message<std::invalid_argument>([&] { ki::launch(m, g, i, std::tie(flag)); });
     CHECK_THAT(msg, ContainsSubstring(needle));
@@ -417,7 +417,7 @@ TEMPLATE_LIST_TEST_CASE("launch: launch_configuration", "[launch]", ki_test::bac
   const std::vector<std::optional<i64>> nitems = {std::nullopt, 1, 2, 31, 32, 33, 1000, i64{1} << 40, int64_max};
   for (const auto& n : nitems) {
     for (i64 bound : {i64{1}, i64{3}, i64{64}, i64{100}, i64{1000}, int64_max}) {
-      INFO("nitems " << (n ? std::to_string(*n) : "unknown") << ", max_work_group_size " << bound);
+      KI_INFO("nitems " << (n ? std::to_string(*n) : "unknown") << ", max_work_group_size " << bound);
       const auto r = ki::launch_configuration(k, n, bound);
       CHECK(r.workgroupsize >= 1);
       CHECK(r.workgroupsize <= std::min(bound, kmax));

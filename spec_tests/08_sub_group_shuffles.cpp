@@ -242,7 +242,7 @@ void run_tables(Table&& table) {
     std::vector<shuffle_case> cases = table(W);
     const i64 k = static_cast<i64>(cases.size());
     for (const auto& s : sg::shapes(b)) {
-      INFO(cfg::describe(b) << "; " << sg::str(s));
+      KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
       const u64 salt = static_cast<u64>(W * 1000 + s.items());
       auto dcases = ki::allocate<shuffle_case>(b, k);
@@ -364,7 +364,7 @@ struct typed_shuffles {
 template <class B, class T>
 void check_type(const B& b, const char* type) {
   using cfg = ki_test::config<B>;
-  INFO("type " << type << "; " << cfg::describe(b));
+  KI_INFO("type " << type << "; " << cfg::describe(b));
   // "Other primitive types of 1, 2, 4, 8 or 16 bytes are supported if UInt32 is, and so are
   // isbits structs and tuples of such types (nested ones included)."
   if (!ki::supports_shuffle<std::uint32_t>(b)) {
@@ -375,7 +375,7 @@ void check_type(const B& b, const char* type) {
   const i64 W = ki::sub_group_size(b);
   const auto word = cfg::unspecified_word(b);
   for (const auto& s : sg::shapes(b)) {
-    INFO(sg::str(s));
+    KI_INFO(sg::str(s));
     const i64 total = s.items() * s.groups;
     const u64 salt = 77 + static_cast<u64>(s.items());
     auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);

@@ -89,7 +89,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: any, all and ballot over the sub-group and o
     const i64 W = ki::sub_group_size(b);
     const i64 per = results_per_item(W);
     for (const auto& s : sg::shapes(b)) {
-      INFO(cfg::describe(b) << "; " << sg::str(s));
+      KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups, n = s.items();
       const u64 salt = static_cast<u64>(31 * W + n);
       auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);

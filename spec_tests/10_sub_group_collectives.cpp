@@ -165,7 +165,7 @@ void check_op(const char* what) {
     const i64 W = ki::sub_group_size(b), per = results_per_item(W);
     CHECK(ki::supports_shuffle<T>(b));  // "Values of the types that the shuffles support are supported"
     for (const auto& s : sg::shapes(b)) {
-      INFO(what << "; " << cfg::describe(b) << "; " << sg::str(s));
+      KI_INFO(what << "; " << cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
       const u64 salt = static_cast<u64>(W * 7919 + s.items());
       auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);

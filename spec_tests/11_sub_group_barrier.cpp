@@ -81,7 +81,7 @@ TEMPLATE_LIST_TEST_CASE(
       // Room for a slot per lane of every sub-group, for a few more sub-groups than the minimum
       // (checked below against the number the work-items observed).
       if (s.items() + 3 * W > max_slots) continue;
-      INFO(cfg::describe(b) << "; " << sg::str(s));
+      KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
       auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
       auto scratch = ki::allocate<i64>(b, s.groups * max_slots);  // uninitialised, as local memory

@@ -150,7 +150,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with partitionable sub-groups, segments of a
     for (const auto& s : sg::shapes(b)) {
       if (s.items() + 3 * W > max_slots) continue;
       for (i64 width : sg::widths(W)) {
-        INFO(cfg::describe(b) << "; " << sg::str(s) << "; width " << width);
+        KI_INFO(cfg::describe(b) << "; " << sg::str(s) << "; width " << width);
         const i64 total = s.items() * s.groups;
         auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
         auto out = ki_test::filled<i64>(b, total, 0);
@@ -194,7 +194,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with independent sub-groups, sub-groups loop
     const i64 W = ki::sub_group_size(b);
     for (const auto& s : sg::shapes(b)) {
       if (s.items() + 3 * W > max_slots) continue;
-      INFO(cfg::describe(b) << "; " << sg::str(s));
+      KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
       auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
       auto out = ki_test::filled<i64>(b, total, 0);

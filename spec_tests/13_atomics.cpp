@@ -671,7 +671,7 @@ void test_sequence(const B& b) {
   const i64 groups = 5, n = 64, N = groups * n;
   for (int where : {global_space, local_space})
     for (ki::memory_order o : all_orders) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, memory_order::" << order_name(o));
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, memory_order::" << order_name(o));
       auto out = ki_test::filled<T>(b, N * seq_results, T(0));
       auto cells = ki_test::filled<T>(b, N, T(0));
       ki::launch(b, {.numgroups = groups, .workgroupsize = n}, sequence_kernel<T>{}, out, cells, where,
@@ -697,7 +697,7 @@ template <class T, class B>
 void test_counter(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space}) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
       const i64 groups = 96, n = 128, N = groups * n;
       std::vector<T> init(static_cast<std::size_t>(2 + 2 * groups), T(0));
       init[1] = static_cast<T>(N);
@@ -730,7 +730,7 @@ void test_counter(const B& b0) {
             bad += (sa[static_cast<std::size_t>(k)] != static_cast<T>(k)) +
                    (ss[static_cast<std::size_t>(k)] != static_cast<T>(k + 1));
         }
-        INFO("groups whose returned values are not a permutation of 0 .. n-1 / 1 .. n: " << bad << " mismatches");
+        KI_INFO("groups whose returned values are not a permutation of 0 .. n-1 / 1 .. n: " << bad << " mismatches");
         CHECK(bad == 0);
       }
     }
@@ -741,7 +741,7 @@ void test_histogram(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space})
       for (i64 n : {1, 37, 128}) {
-        INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads << ", work-group size " << n);
+        KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads << ", work-group size " << n);
         const i64 groups = 50, N = groups * n;
         std::vector<T> expected(nbins, T(0));
         for (i64 i = 0; i < N; ++i) expected[static_cast<std::size_t>(bin_of(i))] += T(1);
@@ -756,7 +756,7 @@ template <class T, class B>
 void test_sums(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space}) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
       const i64 groups = 64, n = 128, N = groups * n;
       const T start1 = is_fp<T> ? T(0) : wide<T>(1000);
       auto sums = ki::to_device(b, std::vector<T>{T(0), start1, T(0)});
@@ -780,8 +780,8 @@ void test_sums(const B& b0) {
         // Any order of N additions: |error| <= (N - 1) * eps * sum |x| (to first order; the
         // factor N leaves room for the second-order terms).
         const long double bound = static_cast<long double>(N) * std::numeric_limits<T>::epsilon() * s_abs;
-        INFO("inexact sum " << +got[2] << ", exact " << static_cast<double>(s_inexact) << ", bound "
-                            << static_cast<double>(bound));
+        KI_INFO("inexact sum " << +got[2] << ", exact " << static_cast<double>(s_inexact) << ", bound "
+                               << static_cast<double>(bound));
         CHECK(std::fabs(static_cast<long double>(got[2]) - s_inexact) <= bound);
       } else {
         CHECK(got[0] == static_cast<T>(s_int));
@@ -794,7 +794,7 @@ template <class T, class B>
 void test_minmax(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space}) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
       const i64 groups = 40, n = 96, N = groups * n;
       const T hi = std::numeric_limits<T>::max(), lo = std::numeric_limits<T>::lowest();
       std::vector<T> init(static_cast<std::size_t>(2 + 2 * groups), T(0));
@@ -831,7 +831,7 @@ void test_bits(const B& b0) {
   using U = uint_of<T>;
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space}) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
       const i64 groups = 24, n = 64, N = groups * n;
       const T ones = static_cast<T>(~U(0)), xor_init = bits_of<T>(0x0123456789ABCDEFull);
       std::vector<T> init(3 * nbitcells, T(0));
@@ -862,7 +862,7 @@ template <class T, class B>
 void test_update(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space}) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
       const i64 groups = 32, n = 64, N = groups * n;
       const T hi = std::numeric_limits<T>::max(), lo = std::numeric_limits<T>::lowest();
       T prod = T(1), sum = T(0), mn = hi, mx = lo;
@@ -877,7 +877,7 @@ void test_update(const B& b0) {
       ki::launch(b, {.numgroups = groups, .workgroupsize = n}, update_kernel<T>{}, cells, high_cap, low_cap, hi, lo,
                  where);
       const auto got = ki_test::read(b, cells);
-      INFO("product " << +prod << ", sum " << +sum << ", min " << +mn << ", max " << +mx);
+      KI_INFO("product " << +prod << ", sum " << +sum << ", min " << +mn << ", max " << +mx);
       CHECK(prod != T(1));
       CHECK(got[0] == prod);
       CHECK(got[1] == sum);  // below the cap: every increment counted
@@ -891,7 +891,7 @@ template <class T, class B>
 void test_exchange(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space}) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
       const i64 groups = 48, n = 128, N = groups * n;
       auto olds = ki_test::filled<T>(b, N, T(-1));
       auto finals = ki_test::filled<T>(b, groups, T(0));
@@ -911,7 +911,7 @@ void test_exchange(const B& b0) {
           v = sorted(v);
           for (i64 k = 0; k <= n; ++k) bad += v[static_cast<std::size_t>(k)] != static_cast<T>(k);
         }
-        INFO("groups whose values taken out (and left) are not 0 .. n: " << bad << " mismatches");
+        KI_INFO("groups whose values taken out (and left) are not 0 .. n: " << bad << " mismatches");
         CHECK(bad == 0);
       }
     }
@@ -921,7 +921,7 @@ template <class T, class B>
 void test_cas_counter(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int where : {global_space, local_space}) {
-      INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
+      KI_INFO(type_name<T>() << ", " << space_name(where) << " memory, " << threads);
       const i64 groups = 64, n = 64, N = groups * n;
       auto counter = ki_test::filled<T>(b, 1 + groups, T(0));
       auto bad = ki_test::filled<T>(b, N, T(-1));
@@ -939,7 +939,7 @@ void test_cas_counter(const B& b0) {
 template <class T, class B>
 void test_spin_lock(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0)) {
-    INFO(type_name<T>() << ", " << threads);
+    KI_INFO(type_name<T>() << ", " << threads);
     const i64 groups = 64, n = 32;
     const int rounds = 16;
     const i64 total = groups * rounds;
@@ -962,8 +962,8 @@ template <class T, class B>
 void test_message_passing(const B& b0) {
   for (const auto& [b, threads] : thread_variants(b0))
     for (int mode : {0, 1}) {
-      INFO(type_name<T>() << ", " << threads
-                          << (mode == 0 ? ", release/acquire atomics" : ", relaxed atomics and fences"));
+      KI_INFO(type_name<T>() << ", " << threads
+                             << (mode == 0 ? ", release/acquire atomics" : ", relaxed atomics and fences"));
       const i64 n = mp_items, N = mp_groups * n;
       for (int rep = 0; rep < 5; ++rep) {
         auto data = ki_test::filled<T>(b, N, T(0));
@@ -1022,7 +1022,7 @@ KI_ATOMIC_TEST("message passing from each group to the next (release / acquire, 
 
 TEMPLATE_LIST_TEST_CASE("atomic: supports_atomics holds on the suite's devices", "[atomic]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
-  INFO(ki_test::config<TestType>::describe(b));
+  KI_INFO(ki_test::config<TestType>::describe(b));
   CHECK(ki::supports_atomics(b));  // every backend and profile the suite runs models 32-bit atomics
   if (ki::supports_atomics64(b)) CHECK(ki::supports_atomics(b));  // 64-bit support implies 32-bit
 }
@@ -1036,7 +1036,7 @@ TEST_CASE("atomic: the reference profiles report their atomics", "[atomic]") {
   CHECK(ki::supports_atomics(apple));
   CHECK_FALSE(ki::supports_atomics64(apple));  // Metal: no general 64-bit atomics
   for (const char* name : {"cuda", "amd-wave64", "amd-wave32", "intel", "strict"}) {
-    INFO(name);
+    KI_INFO(name);
     const ki::reference::backend b{.device = ki::reference::profile::preset(name)};
     CHECK(ki::supports_atomics(b));
     CHECK(ki::supports_atomics64(b));

@@ -242,7 +242,7 @@ TEMPLATE_LIST_TEST_CASE("ka: padding work-items of a partial group run the group
                         "[ka]", ki_test::backends) {
   auto b = ki_test::make<TestType>();
   for (const i64 n : {i64{1}, i64{7}, i64{10}, i64{64}, i64{65}}) {
-    INFO("ndrange " << n << ", work-groups of 8");
+    KI_INFO("ndrange " << n << ", work-groups of 8");
     auto items = ki::zeros<i64>(b, n);
     auto groups = ki::zeros<i64>(b, (n + 7) / 8);
     ki::ka::kernel(b, count_statements{}, 8)({.ndrange = n}, items, groups);
@@ -366,7 +366,7 @@ TEST_CASE("ka: the oracle runs a phase's work-items in its schedule's order (for
     auto out = ki::zeros<i64>(b, 64);
     ki::ka::kernel(b, last_writer{}, 32)({.ndrange = 64 * 32}, out);
     const auto h = ki_test::read(b, out);
-    INFO("order " << static_cast<int>(order));
+    KI_INFO("order " << static_cast<int>(order));
     if (order == ki::reference::order::forward) CHECK(h == std::vector<i64>(64, 31));
     if (order == ki::reference::order::reverse) CHECK(h == std::vector<i64>(64, 0));
     if (order == ki::reference::order::random) {  // a permutation per group: the last writers differ
@@ -460,7 +460,7 @@ TEMPLATE_LIST_TEST_CASE(
     ki_test::backends) {
   auto b = ki_test::make<TestType>();
   for (const i64 n : {i64{256}, i64{1000}, i64{1}}) {
-    INFO("n = " << n << ", groups of 256");
+    KI_INFO("n = " << n << ", groups of 256");
     std::vector<i64> h(static_cast<std::size_t>(n));
     for (i64 k = 0; k < n; ++k) h[static_cast<std::size_t>(k)] = k * k % 97;
     auto x = ki::to_device(b, h);  // exactly n elements: evaluating val for a padding item throws
@@ -607,7 +607,7 @@ TEMPLATE_LIST_TEST_CASE("ka: items(count, f) is the phase of the first count wor
   auto b = ki_test::make<TestType>();
   // 1-D groups of 8 over 20 items (the last group partial), and 2-D groups of 4 x 3 over 10 x 5.
   for (const i64 count : {i64{0}, i64{1}, i64{3}, i64{7}, i64{8}, i64{100}}) {
-    INFO("count " << count);
+    KI_INFO("count " << count);
     auto ran = ki::zeros<i64>(b, 20);
     ki::ka::kernel(b, first_items{}, 8)({.ndrange = 20}, ran, count);
     ki_test::check_all(
@@ -675,10 +675,12 @@ TEMPLATE_LIST_TEST_CASE("ka: a static work-group size as a type gives @localmem 
       "out");
   // A launch's work-group size must be the static one; padding items of a partial group run no
   // item statement there either.
-  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { k({.ndrange = {8, 6}, .workgroupsize = {2, 4}}, out); }),
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] {
+               k({.ndrange = {8, 6}, .workgroupsize = {2, 4}}, out);
+             }),
              ki_test::ContainsSubstring("(2, 4)") && ki_test::ContainsSubstring("(4, 2)"));
   for (const i64 n : {i64{1}, i64{7}, i64{10}, i64{65}}) {
-    INFO("ndrange " << n << ", static work-groups of 8");
+    KI_INFO("ndrange " << n << ", static work-groups of 8");
     auto items = ki::zeros<i64>(b, n);
     auto groups = ki::zeros<i64>(b, (n + 7) / 8);
     ki::ka::kernel(b, count_statements{}, ki::ka::groupsize<8>)({.ndrange = n}, items, groups);
@@ -714,7 +716,7 @@ TEMPLATE_LIST_TEST_CASE("ka: @groupreduce's groupsize bound: work-groups up to i
   auto x = ki::to_device(b, h);
   auto out = ki::zeros<i64>(b, 8);
   for (const i64 size : {i64{64}, i64{200}, i64{256}}) {
-    INFO("work-groups of " << size << ", bound 256");
+    KI_INFO("work-groups of " << size << ", bound 256");
     ki::ka::kernel(b, bounded_sums{})({.ndrange = 512, .workgroupsize = size}, out, x, i64{256});
     ki::synchronize(b);
     std::vector<i64> want(8, 0);
@@ -854,8 +856,9 @@ struct ka_transpose {
 };
 }  // namespace ki_spec_ka
 
-TEMPLATE_LIST_TEST_CASE("ka: the same algorithms in KI and KA style give equal results (tree reduction, scan, transpose)",
-                        "[ka]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE(
+    "ka: the same algorithms in KI and KA style give equal results (tree reduction, scan, transpose)", "[ka]",
+    ki_test::backends) {
   auto b = ki_test::make<TestType>();
   const i64 groups = 12, n = groups * tree;
   std::vector<i64> h(static_cast<std::size_t>(n));
@@ -885,8 +888,7 @@ TEMPLATE_LIST_TEST_CASE("ka: the same algorithms in KI and KA style give equal r
   for (i64 k = 0; k < nx * ny; ++k) ha[static_cast<std::size_t>(k)] = k * 3 + 1;
   auto a = ki::to_device(b, ha);
   auto ki_t = ki::zeros<i64>(b, nx * ny), ka_t = ki::zeros<i64>(b, nx * ny);
-  ki::launch(b, {.numgroups = {nx / tile, ny / tile}, .workgroupsize = {tile, tile}}, ki_transpose{}, ki_t,
-             a, nx, ny);
+  ki::launch(b, {.numgroups = {nx / tile, ny / tile}, .workgroupsize = {tile, tile}}, ki_transpose{}, ki_t, a, nx, ny);
   ki::ka::kernel(b, ka_transpose{}, {tile, tile})({.ndrange = {nx, ny}}, ka_t, ki::ka::Const(a), nx, ny);
   ki::synchronize(b);
   const auto t1 = ki_test::read(b, ki_t), t2 = ki_test::read(b, ka_t);

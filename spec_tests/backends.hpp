@@ -57,6 +57,17 @@
 #include <ki/hip.hpp>
 #endif
 
+/// INFO for the suite: Catch2's INFO with its scoped message referenced. nvcc 13.0's host front
+/// end (cudafe++) spins without end on Catch2's own INFO inside a loop of a
+/// TEMPLATE_LIST_TEST_CASE (its ScopedMessage is a local that is never referenced; referencing
+/// it avoids the hang: docs/offload.md, "Known problems"). Use KI_INFO, never INFO, in spec tests.
+#define KI_TEST_CAT2(a, b) a##b
+#define KI_TEST_CAT(a, b) KI_TEST_CAT2(a, b)
+#define KI_INFO(...)                                                                                               \
+  const ::Catch::ScopedMessage KI_TEST_CAT(ki_info_, __LINE__)(                                                    \
+      ::Catch::MessageBuilder("INFO"_catch_sr, CATCH_INTERNAL_LINEINFO, ::Catch::ResultWas::Info) << __VA_ARGS__); \
+  (void)KI_TEST_CAT(ki_info_, __LINE__)
+
 namespace ki_test {
 
 /// Per backend: how the suite configures it. Specialised below for each enabled backend.

@@ -172,7 +172,7 @@ void compare(const std::vector<T>& gpu, const std::vector<T>& ref, i64 fields, c
         first << "\n  slot " << static_cast<i64>(i) / fields << " field " << static_cast<i64>(i) % fields << ": gpu "
               << gpu[i] << ", reference " << ref[i];
     }
-  INFO(what << ": " << bad << " of " << gpu.size() << " values differ" << first.str());
+  KI_INFO(what << ": " << bad << " of " << gpu.size() << " values differ" << first.str());
   CHECK(bad == 0);
 }
 
@@ -193,7 +193,7 @@ TEMPLATE_LIST_TEST_CASE("gpu vs reference: indices, barrier, local memory and at
   const auto b = ki_test::make<TestType>();
   const auto r = ki_test::config<TestType>::reference_of(b);
   for (const auto& s : shapes(ki::sub_group_size(b))) {
-    INFO(s.groups << " work-groups of " << ki_test::str(s.e));
+    KI_INFO(s.groups << " work-groups of " << ki_test::str(s.e));
     auto hg = ki_test::filled<u32>(b, 17, 0u);
     auto hr = ki_test::filled<u32>(r, 17, 0u);
     const auto g = run<TestType, indices_and_memory, i64>(b, s, index_fields, indices_and_memory{}, hg);
@@ -211,7 +211,7 @@ TEMPLATE_LIST_TEST_CASE(
   const i64 W = ki::sub_group_size(b);
   for (const auto& s : shapes(W))
     for (int width = 1; width <= W; width *= 2) {
-      INFO(s.groups << " work-groups of " << ki_test::str(s.e) << ", width " << width << ", W = " << W);
+      KI_INFO(s.groups << " work-groups of " << ki_test::str(s.e) << ", width " << width << ", W = " << W);
       const auto g = run<TestType, sub_groups, u64>(b, s, sub_group_fields, sub_groups{}, width);
       const auto e = run<ki::reference::backend, sub_groups, u64>(r, s, sub_group_fields, sub_groups{}, width);
       compare(g, e, sub_group_fields, "sub-group results");

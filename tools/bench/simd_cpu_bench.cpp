@@ -24,6 +24,9 @@
 //               work-items per halving, no fibers
 //   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats)
 //   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge)
+//   ka_matmul   the tiled matmul as KA phases on a static 16 x 16 work-group (ki::ka::groupsize):
+//               load both tiles, synchronize, then one phase per k (acc(i) += a(k, y) b(x, k), a
+//               loop over x the compiler vectorises), synchronize
 //
 // Every benchmark checks its result once before timing it and reports an error instead of a
 // number if it is wrong. Run: ki_bench_simd_cpu --benchmark_repetitions=3 (summary at the end).
@@ -353,7 +356,7 @@ template <class B>
 void BM_ka_tree_reduce(benchmark::State& state) {
   auto& d = floats<B>(reduce_n);
   const B b = make_backend<B>(state.range(0));
-  const ki::ka::kernel k(b, ka_partial_sums{}, group_size, reduce_n);
+  const ki::ka::kernel k(b, ka_partial_sums{}, ki::ka::groupsize<group_size>, reduce_n);
   const auto launch = [&] {
     k(d.sums, d.a);
     ki::synchronize(b);
@@ -504,7 +507,7 @@ template <class B>
 void BM_ka_histogram(benchmark::State& state) {
   const B b = make_backend<B>(state.range(0));
   static byte_data<B> d(b);
-  const ki::ka::kernel k(b, ka_histogram{}, group_size, hist_n);
+  const ki::ka::kernel k(b, ka_histogram{}, ki::ka::groupsize<group_size>, hist_n);
   const auto launch = [&] {
     std::fill(d.hist.data(), d.hist.data() + bins, 0u);
     k(d.hist, std::as_const(d.x));
@@ -613,6 +616,49 @@ void BM_plain_matmul(benchmark::State& state) {
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
+/// The tiled matmul in the KA layer: the accumulators are @private, and the product of two tiles
+/// is one phase per k, so that each phase is a loop over x with unit stride in tb and acc.
+struct ka_matmul_tiled {
+  template <class G>
+  void operator()(G& g, ki::span<float> c, ki::span<const float> a, ki::span<const float> b, std::int64_t n) const {
+    auto ta = g.template localmem<float, tile, tile>([] {});
+    auto tb = g.template localmem<float, tile, tile>([] {});
+    auto acc = g.template private_<float>();
+    g.items([&](auto i) { acc(i) = 0.0f; });
+    for (std::int64_t t = 0; t < n / tile; ++t) {
+      g.items([&](auto i) {
+        const auto l = i.local(), gl = i.global();
+        ta(l.x, l.y) = a[gl.y * n + t * tile + l.x];
+        tb(l.x, l.y) = b[(t * tile + l.y) * n + gl.x];
+      });
+      g.synchronize();
+      for (std::int64_t k = 0; k < tile; ++k)
+        g.items([&](auto i) { acc(i) += ta(k, i.local().y) * tb(i.local().x, k); });
+      g.synchronize();
+    }
+    g.items([&](auto i) { c[i.global().y * n + i.global().x] = acc(i); });
+  }
+};
+
+void BM_ka_matmul(benchmark::State& state) {
+  const simd_backend be{.threads = static_cast<int>(state.range(0))};
+  const auto& m = matrices();
+  auto a = ki::to_device(be, m.a), b = ki::to_device(be, m.b);
+  auto c = ki::allocate<float>(be, mat_n * mat_n);
+  const ki::ka::kernel k(be, ka_matmul_tiled{}, ki::ka::groupsize<tile, tile>, {mat_n, mat_n});
+  const auto launch = [&] {
+    k(c, ki::ka::Const(a), ki::ka::Const(b), mat_n);
+    ki::synchronize(be);
+  };
+  const auto check = [&]() -> std::string {
+    return std::equal(m.expect.begin(), m.expect.end(), c.data()) ? "" : "wrong product";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
 // --- 6. barriers ---------------------------------------------------------------------------
 
 template <class B>
@@ -692,6 +738,7 @@ const bool registered = [] {
   both("BM_ka_histogram", BM_ka_histogram<simd_backend>);
   both("BM_simd_matmul", BM_simd_matmul);
   both("BM_plain_matmul", BM_plain_matmul);
+  both("BM_ka_matmul", BM_ka_matmul);
   // One work-group: one thread only.
   benchmark::RegisterBenchmark("BM_simd_barrier", BM_ki_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_reference_barrier", BM_ki_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
@@ -771,6 +818,7 @@ class summary_reporter : public summary_reporter_base {
       row("KA histogram, local bins 2^22", suffix, "BM_ka_histogram", "BM_plain_histogram", "", "items_per_second",
           1e-6, "Mitems/s");
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
+      row("KA tiled matmul 1024, 16x16", suffix, "BM_ka_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
     }
     const auto ns = [&](const std::string& key) {
       auto v = median(key, "items_per_second");

@@ -103,9 +103,9 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   [[noreturn]] void bound_exceeded(const char* what, i64 bound, i64 size, const source_location& where) override {
     group_where_ = where;
     throw item_failure{kernel_error::kind::invalid_collective,
-                       "called " + std::string(what) + " at " + to_string(where) + " with groupsize = " +
-                           std::to_string(bound) + ", a bound below the work-group's " + std::to_string(size) +
-                           " work-items"};
+                       "called " + std::string(what) + " at " + to_string(where) +
+                           " with groupsize = " + std::to_string(bound) + ", a bound below the work-group's " +
+                           std::to_string(size) + " work-items"};
   }
 
  private:

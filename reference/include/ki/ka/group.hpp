@@ -146,7 +146,8 @@ class basic_cpu_group {
   static constexpr std::int64_t static_size_linear = S::linear;
 
   /// The launch's geometry (the runner's group).
-  basic_cpu_group(const ndrange& range, xyz<std::int64_t> groupsize, xyz<std::int64_t> groups, detail::cpu_services& s) {
+  basic_cpu_group(const ndrange& range, xyz<std::int64_t> groupsize, xyz<std::int64_t> groups,
+                  detail::cpu_services& s) {
     st_.size = groupsize;
     st_.groups = groups;
     st_.extents = range.extents();
