@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ki/ka.hpp>
@@ -896,3 +897,75 @@ TEMPLATE_LIST_TEST_CASE(
   ki_test::check_all(
       t2, [&](i64 k) { return ha[static_cast<std::size_t>((k / ny) + nx * (k % ny))]; }, "the transpose");
 }
+
+#if KI_KA_TEST_CPU
+namespace ki_spec_ka {
+[[gnu::noinline]] i64 ka_recurse(volatile char* up, i64 depth) {
+  volatile char pad[1024];
+  pad[0] = up != nullptr ? up[0] : 0;
+  return depth == 0 ? pad[0] : ka_recurse(pad, depth - 1) + 1;
+}
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
+// Work-item `bad` of group `group` writes through a null pointer (what 0) or overflows its stack
+// (what 1) in the second phase; what 2: the group-level code writes through a null pointer.
+struct faults {
+  static constexpr unsigned line = __LINE__ + 5;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, int what, i64 group, i64 bad) const {
+    g.items([&](auto i) { out[i.global_linear()] = 1; });
+    if (what == 2 && g.group_linear() == group) *static_cast<volatile i64*>(nullptr) = 1;
+    g.items([&](auto i) {
+      if (i.group_linear() != group || i.local_linear() != bad) return;
+      if (what == 0) *static_cast<volatile i64*>(nullptr) = 1;
+      else out[0] = ka_recurse(nullptr, 1 << 20);
+    });
+  }
+};
+// clang-format on
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE(
+    "ka: an invalid access or a stack overflow in a kernel is reported, and the backend stays usable", "[ka]",
+    ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  const bool oracle = std::is_same_v<TestType, ki::reference::backend>;
+  auto out = ki::zeros<i64>(b, 64);
+  for (const int what : {0, 1, 2, 10, 11, 12}) {  // 10-12: the same with a static work-group size
+    KI_INFO("misuse " << what);
+    if (what < 10) ki::ka::kernel(b, faults{}, 16)({.ndrange = 64, .name = "faults"}, out, what, i64{2}, i64{5});
+    else
+      ki::ka::kernel(b, faults{}, ki::ka::groupsize<16>)({.ndrange = 64, .name = "faults"}, out, what - 10, i64{2},
+                                                         i64{5});
+    try {
+      ki::synchronize(b);
+      FAIL("no error");
+    } catch (const ki::kernel_error& e) {
+      const std::string msg = e.what();
+      CHECK(e.error_kind() ==
+            (what % 10 == 1 ? ki::kernel_error::kind::stack_overflow : ki::kernel_error::kind::exception));
+      CHECK(e.group() == ki::xyz<i64>{2, 0, 0});
+      CHECK_THAT(msg, ki_test::ContainsSubstring(what % 10 == 1 ? "overflowed its fiber stack"
+                                                                : "made an invalid memory access"));
+      if (what % 10 == 2) {
+        CHECK_THAT(msg, ki_test::ContainsSubstring("work-group (2, 0, 0): its group-level code made an invalid"));
+      } else {
+        const std::string phase = "15_ka_kernels.cpp:" + std::to_string(faults::line);
+        CHECK(e.where() == phase);
+        if (oracle) {  // the oracle tracks the running work-item
+          CHECK(e.local() == ki::xyz<i64>{5, 0, 0});
+          CHECK_THAT(msg, ki_test::ContainsSubstring("work-item (5, 0, 0) (linear 5) of work-group (2, 0, 0)") &&
+                              ki_test::ContainsSubstring("(in the phase at " + phase + ")"));
+        } else {
+          CHECK_THAT(msg, ki_test::ContainsSubstring("a work-item of the phase at " + phase) &&
+                              ki_test::ContainsSubstring("the reference backend names the work-item"));
+        }
+      }
+    }
+  }
+  // Still usable.
+  ki::ka::kernel(b, faults{}, 16)({.ndrange = 64}, out, 0, i64{-1}, i64{-1});
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, out) == std::vector<i64>(64, 1));
+}
+#endif

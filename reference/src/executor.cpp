@@ -164,6 +164,8 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.seed = sched.seed;
   c.max_local_memory = b.device.max_local_memory;
   c.fill = &poison_fill;  // local and private memory start as poison, as KI's local memory
+  c.stack_size = resolve_stack_size(b);
+  c.track_items = true;  // a fault names its work-item
   launch_result r;
   r.error = cpu::run_ka(d, c);
   if (r.error) {

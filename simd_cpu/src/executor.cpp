@@ -125,6 +125,7 @@ std::optional<kernel_error> execute_ka(const ki::ka::detail::cpu_launch_desc& d,
   c.threads = threads;
   c.arena = threads > 1 ? &arena_for(threads) : nullptr;
   c.max_local_memory = max_local_memory;
+  c.stack_size = resolve_stack_size(b);
   return cpu::run_ka(d, c);
 }
 

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include <ki/cpu/fiber.hpp>
 #include <ki/cpu/support.hpp>
 
 namespace ki::detail::cpu {
@@ -27,6 +28,46 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d) {
     c_ = &c;
     group_.emplace(d.range, d.groupsize, d.groups, *this);
+    if (!fibers_ || fibers_->stack_size() != c.stack_size) fibers_.emplace(c.stack_size);
+  }
+
+  /// Runs the groups [begin, end) (those below `stop` when each starts) on one fiber; the first
+  /// failure, with its group's linear id.
+  struct range_result {
+    std::optional<kernel_error> error;
+    i64 group = -1;
+  };
+  range_result run_range(const ki::ka::detail::cpu_launch_desc& d, i64 begin, i64 end, const std::atomic<i64>& stop,
+                         reporter& rep) {
+    job_ = {&d, begin, end, &stop, &rep, {}, begin};
+    fibers_->reset(2);  // slot 0: the groups' fiber; slot 1: this thread's stack
+    const fiber_core::fault f = fibers_->run_guarded(&drive, this);
+    if (!f.happened) return std::move(job_.result);
+    // The fiber is gone (not unwound): undo what it had set, and say where it was.
+    ka_running = false;
+    private_begin = private_end = 0;
+    const auto& own = group_->state();
+    const auto& st = own.view != nullptr ? *own.view : own;  // a statically sized kernel's copy
+    const std::string what = rep.fault_message(f, fibers_->stack_size());
+    const kernel_error::kind kind = reporter::fault_kind(f);
+    item_state first;
+    range_result r;
+    r.group = job_.current;
+    if (!st.in_phase) {
+      r.error = rep.group_error(kind, first, sync_point{group_where_, nullptr}, "its group-level code " + what);
+    } else if (st.current >= 0) {
+      item_state it;
+      const auto& g = d.groupsize;
+      it.local_linear = st.current;
+      it.local_id = {st.current % g.x, st.current / g.x % g.y, st.current / (g.x * g.y)};
+      r.error = rep.phase_error(kind, it, st.phase, what);
+    } else {
+      r.error = rep.group_error(kind, first, sync_point{st.phase, nullptr},
+                                "a work-item of the phase at " + to_string(st.phase) + " " + what +
+                                    " (this backend runs the phase as one loop; the reference backend names the "
+                                    "work-item)");
+    }
+    return r;
   }
 
   std::optional<kernel_error> run(const ki::ka::detail::cpu_launch_desc& d, i64 linear, reporter& rep) {
@@ -38,14 +79,14 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     local_bytes_ = 0;
     group_->start(id, nullptr, 0);
     const xyz<i64> a = group_->active();
-    if (c_->order != ka_order::forward) {
+    if (c_->order != ka_order::forward || c_->track_items) {
       order_.clear();
       for (i64 z = 0; z < a.z; ++z)
         for (i64 y = 0; y < a.y; ++y)
           for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
       if (c_->order == ka_order::reverse) {
         std::reverse(order_.begin(), order_.end());
-      } else {
+      } else if (c_->order == ka_order::random) {
         std::uint64_t s = c_->seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
         for (std::size_t i = order_.size(); i > 1; --i) {
           std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
@@ -113,6 +154,32 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     const void* key;
     void* p;
   };
+  /// The range of groups the fiber runs, and how far it got.
+  struct range_job {
+    const ki::ka::detail::cpu_launch_desc* d = nullptr;
+    i64 begin = 0, end = 0;
+    const std::atomic<i64>* stop = nullptr;
+    reporter* rep = nullptr;
+    range_result result;
+    i64 current = 0;
+  };
+  // On the thread's own stack, inside run_guarded: the fiber runs the groups, then resumes it.
+  static void drive(void* self) { static_cast<ka_runner*>(self)->fibers_->spawn(1, &entry, self); }
+  static int entry(void* self) {
+    auto& r = *static_cast<ka_runner*>(self);
+    auto& j = r.job_;
+    for (i64 g = j.begin; g < j.end && g < j.stop->load(std::memory_order_relaxed); ++g) {
+      j.current = g;
+      if (auto e = r.run(*j.d, g, *j.rep)) {
+        j.result = {std::move(e), g};
+        break;
+      }
+    }
+    return 1;
+  }
+
+  std::optional<fiber_core> fibers_;
+  range_job job_;
   const ka_config* c_ = nullptr;
   std::optional<ki::ka::cpu_group> group_;
   local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)
@@ -138,13 +205,13 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
     runner.prepare(c, d);
     reporter rep(c.names);
     rep.set_kernel(d.name);
-    for (i64 g = r.begin(); g < r.end() && g < stop.load(std::memory_order_relaxed); ++g)
-      if (auto e = runner.run(d, g, rep)) {
-        std::lock_guard lock(m);
-        if (g < first_group) first_group = g, first = std::move(e), stop = g;
-        return;
-      }
+    auto res = runner.run_range(d, r.begin(), r.end(), stop, rep);
+    if (res.error) {
+      std::lock_guard lock(m);
+      if (res.group < first_group) first_group = res.group, first = std::move(res.error), stop = res.group;
+    }
   };
+  fiber_core::recheck_fault_handlers();
   if (c.threads == 1 || ngroups == 1) body(tbb::blocked_range<i64>(0, ngroups));
   else if (c.arena != nullptr) c.arena->execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
   else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);

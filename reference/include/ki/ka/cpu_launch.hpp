@@ -32,12 +32,15 @@ struct cpu_bound {
       std::apply([&](const A&... a) { fc(g, a...); }, self.args);
     } else {  // the same group, typed with its static size
       basic_cpu_group<S> sg(g.state());
+      g.set_view(&sg.state());  // (where the runner looks after a fault)
       try {
         std::apply([&](const A&... a) { fc(sg, a...); }, self.args);
       } catch (...) {
+        g.set_view(nullptr);
         g.set_failure(sg.failure());
         throw;
       }
+      g.set_view(nullptr);
     }
   }
 };

@@ -12,6 +12,7 @@
 // phase's work-items in the order its exploration seed picks (forward, reverse, random), so
 // that a dependence on order inside a phase shows up under ki-check.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -64,6 +65,13 @@ struct group_state {
   const i64* order = nullptr;  ///< local linear ids in the order each phase runs them, or null
   i64 order_count = 0;
   phase_failure failure{};
+  /// For the reports of faults (no exception: the runner regains control from a signal): the
+  /// phase running (in_phase) and, on the ordered path, its current work-item's local linear id.
+  source_location phase{};
+  bool in_phase = false;
+  i64 current = -1;
+  /// The state of the statically sized copy the kernel runs on, if any (its phases are there).
+  const group_state* view = nullptr;
 };
 }  // namespace detail
 
@@ -168,6 +176,7 @@ class basic_cpu_group {
     st_.order = order;
     st_.order_count = order_count;
     st_.failure = {};
+    st_.view = nullptr;
   }
 
   // --- group-level queries (@groupsize, @ndrange, @index(Group, ...)) ---
@@ -192,6 +201,7 @@ class basic_cpu_group {
   template <class F>
   KI_ALWAYS_INLINE void items(F&& f, source_location where = source_location::current()) {
     std::int64_t x = 0, y = 0, z = 0;
+    const phase_mark mark(st_, where);
     try {
       if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
@@ -211,6 +221,7 @@ class basic_cpu_group {
         for (std::int64_t k = 0; k < st_.order_count; ++k) {
           const std::int64_t l = st_.order[k];
           x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+          mark_current(st_, l);
           f(item_type(*this, x, y, z));
         }
       }
@@ -229,6 +240,7 @@ class basic_cpu_group {
   KI_ALWAYS_INLINE void items(std::int64_t count, F&& f, source_location where = source_location::current()) {
     std::int64_t x = 0, y = 0, z = 0;
     const auto s = groupsize();
+    const phase_mark mark(st_, where);
     try {
       if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
@@ -248,6 +260,7 @@ class basic_cpu_group {
           const std::int64_t l = st_.order[k];
           if (l >= count) continue;
           x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+          mark_current(st_, l);
           f(item_type(*this, x, y, z));
         }
       }
@@ -328,9 +341,33 @@ class basic_cpu_group {
   const detail::phase_failure& failure() const { return st_.failure; }
   const detail::group_state& state() const { return st_; }
   void set_failure(const detail::phase_failure& f) { st_.failure = f; }
+  void set_view(const detail::group_state* v) { st_.view = v; }
 
  private:
   friend class basic_cpu_item<S>;
+
+  /// Marks the group's state as inside the phase at `where` for the phase's duration. The runner
+  /// reads it after a fault (a signal, not an exception), so the stores must happen where they
+  /// are written: the signal fences keep the compiler from dropping or moving them.
+  struct phase_mark {
+    detail::group_state& st;
+    phase_mark(detail::group_state& s, const source_location& where) : st(s) {
+      st.phase = where;
+      st.in_phase = true;
+      st.current = -1;
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    }
+    ~phase_mark() {
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      st.in_phase = false;
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    }
+  };
+  /// The work-item about to run (ordered phases: the oracle's reports of faults name it).
+  static void mark_current(detail::group_state& st, std::int64_t l) {
+    st.current = l;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
 
   void check_bound(const char* what, const collective_options& o, const source_location& where) const {
     if (o.groupsize > 0 && groupsize_linear() > o.groupsize)
@@ -347,6 +384,7 @@ class basic_cpu_group {
       v.emplace(private_<T, 1>(where));
       items([&](const item_type& i) { (*v)(i) = f(i); }, where);
     }
+    const phase_mark mark(st_, where);
     const auto s = groupsize();
     const auto a = st_.active;
     for (std::int64_t z = 0; z < s.z; ++z)
@@ -360,6 +398,7 @@ class basic_cpu_group {
             step(i, (*v)(i));
           } else {
             try {
+              mark_current(st_, i.local_linear());
               step(i, f(i));
             } catch (...) {
               st_.failure = {{x, y, z}, where, true};

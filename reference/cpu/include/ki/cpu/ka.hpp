@@ -1,7 +1,10 @@
 // The CPU runtime's KA launch: runs every work-group of a KA kernel (ki/ka/group.hpp) on the
-// calling thread and a oneTBB arena, without fibers: the group-level code once per group, each
-// phase a loop over the group's work-items. Both CPU backends run their KA launches here; the
-// oracle asks for phases in its explored order and for poisoned memory.
+// calling thread and a oneTBB arena, without a fiber per work-item: the group-level code once
+// per group, each phase a loop over the group's work-items. Each thread runs its range of
+// groups on one fiber (one switch per range), so that an invalid access or a stack overflow in
+// a kernel is reported like any error instead of ending the process. Both CPU backends run
+// their KA launches here; the oracle asks for phases in its explored order, for the running
+// work-item to be tracked and for poisoned memory.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +28,11 @@ struct ka_config {
   ka_order order = ka_order::forward;
   std::uint64_t seed = 0;            ///< random order: the permutation's seed (per group)
   std::size_t max_local_memory = 0;  ///< bytes per work-group
+  std::size_t stack_size = 0;        ///< of the fiber the groups run on (faults are reported, not fatal)
+  /// Phases run in an explicit order even when it is forward, the running work-item recorded
+  /// per item: a fault (an invalid access, a stack overflow) then names it (the oracle). Else
+  /// a fault names the work-group and the phase only (the phase is one loop).
+  bool track_items = false;
   /// Fills fresh local and private memory (the oracle's poison), or null.
   void (*fill)(void* p, std::size_t bytes) = nullptr;
 };
