@@ -77,9 +77,9 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     locals_.clear();
     group_where_ = {};
     local_bytes_ = 0;
-    group_->start(id, nullptr, 0);
+    group_->start(id, nullptr, 0, c_->track_items);
     const xyz<i64> a = group_->active();
-    if (c_->order != ka_order::forward || c_->track_items) {
+    if (c_->order != ka_order::forward) {
       order_.clear();
       for (i64 z = 0; z < a.z; ++z)
         for (i64 y = 0; y < a.y; ++y)
@@ -95,7 +95,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
           std::swap(order_[i - 1], order_[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
         }
       }
-      group_->start(id, order_.data(), static_cast<i64>(order_.size()));
+      group_->start(id, order_.data(), static_cast<i64>(order_.size()), c_->track_items);
     }
     rep.set_group(id);
     // While this thread runs the group, only it touches the group's local and private memory:

@@ -72,6 +72,8 @@ struct group_state {
   i64 current = -1;
   /// The state of the statically sized copy the kernel runs on, if any (its phases are there).
   const group_state* view = nullptr;
+  /// Phases in forward order mark each work-item before running it (the oracle).
+  bool track = false;
 };
 }  // namespace detail
 
@@ -167,7 +169,7 @@ class basic_cpu_group {
 
   /// Per group (the runner calls it before the kernel runs). `order` (if not null) lists the
   /// local linear ids of the group's work-items inside the ndrange in the order each phase runs them.
-  void start(xyz<std::int64_t> id, const std::int64_t* order, std::int64_t order_count) {
+  void start(xyz<std::int64_t> id, const std::int64_t* order, std::int64_t order_count, bool track = false) {
     const auto s = st_.size;
     st_.id = id;
     st_.base = {id.x * s.x, id.y * s.y, id.z * s.z};
@@ -177,6 +179,7 @@ class basic_cpu_group {
     st_.order_count = order_count;
     st_.failure = {};
     st_.view = nullptr;
+    st_.track = track;
   }
 
   // --- group-level queries (@groupsize, @ndrange, @index(Group, ...)) ---
@@ -203,7 +206,16 @@ class basic_cpu_group {
     std::int64_t x = 0, y = 0, z = 0;
     const phase_mark mark(st_, where);
     try {
-      if (st_.order == nullptr) [[likely]] {
+      if (st_.order == nullptr && st_.track) {  // the oracle, forward: each work-item marked
+        const auto a = st_.active;
+        const auto s = groupsize();
+        for (z = 0; z < a.z; ++z)
+          for (y = 0; y < a.y; ++y)
+            for (x = 0; x < a.x; ++x) {
+              mark_current(st_, x + s.x * (y + s.y * z));
+              f(item_type(*this, x, y, z));
+            }
+      } else if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
         if constexpr (S::is_static) {
           if (a == S::value) {  // a whole group: loops of constant length
@@ -218,9 +230,11 @@ class basic_cpu_group {
             for (x = 0; x < a.x; ++x) f(item_type(*this, x, y, z));
       } else {
         const auto s = groupsize();
+        const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
         for (std::int64_t k = 0; k < st_.order_count; ++k) {
           const std::int64_t l = st_.order[k];
-          x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+          if (one_d) x = l;
+          else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
           mark_current(st_, l);
           f(item_type(*this, x, y, z));
         }
@@ -244,22 +258,35 @@ class basic_cpu_group {
     try {
       if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
+        const bool track = st_.track;  // the oracle: each work-item marked
         if (s.y == 1 && s.z == 1) {
           const std::int64_t n = count < a.x ? count : a.x;
-          for (x = 0; x < n; ++x) f(item_type(*this, x, 0, 0));
+          if (track) {
+            for (x = 0; x < n; ++x) {
+              mark_current(st_, x);
+              f(item_type(*this, x, 0, 0));
+            }
+          } else {
+            for (x = 0; x < n; ++x) f(item_type(*this, x, 0, 0));
+          }
         } else {
           for (z = 0; z < a.z; ++z)
             for (y = 0; y < a.y; ++y) {
               const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
               const std::int64_t n = count - row < a.x ? count - row : a.x;
-              for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
+              for (x = 0; x < n; ++x) {
+                if (track) mark_current(st_, row + x);
+                f(item_type(*this, x, y, z));
+              }
             }
         }
       } else {
+        const bool one_d = s.y == 1 && s.z == 1;
         for (std::int64_t k = 0; k < st_.order_count; ++k) {
           const std::int64_t l = st_.order[k];
           if (l >= count) continue;
-          x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+          if (one_d) x = l;
+          else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
           mark_current(st_, l);
           f(item_type(*this, x, y, z));
         }
