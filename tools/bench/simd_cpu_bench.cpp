@@ -24,6 +24,10 @@
 //               work-items per halving, no fibers
 //   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats)
 //   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge)
+//   ka_histogram_strided  PoCL's W4 local-bin histogram (../shared/bench/pocl): 2^24 ints, 1024
+//               groups of 256, each work-item counting 64 of them (a grid-stride loop) into local
+//               bins with local atomics, then one global atomic per bin; baseline: a private
+//               histogram per thread
 //   ka_matmul   the tiled matmul as KA phases on a static 16 x 16 work-group (ki::ka::groupsize):
 //               load both tiles, synchronize, then one phase per k (acc(i) += a(k, y) b(x, k), a
 //               loop over x the compiler vectorises), synchronize
@@ -544,6 +548,81 @@ void BM_plain_histogram(benchmark::State& state) {
   items_rate(state, static_cast<double>(hist_n));
 }
 
+/// PoCL's W4 shape: 1024 groups of 256, a grid-stride loop of local atomics, 256 global ones.
+constexpr i64 strided_n = i64{1} << 24, strided_groups = 1024;
+
+struct int_hist_data {
+  int_hist_data() : x(static_cast<std::size_t>(strided_n)), expect(bins, 0) {
+    for (i64 i = 0; i < strided_n; ++i)
+      x[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(((i * 2654435761u) >> 13) & (bins - 1));
+    for (auto v : x) ++expect[static_cast<std::size_t>(v)];
+  }
+  std::vector<std::int32_t> x;
+  std::vector<std::uint32_t> expect;
+};
+const int_hist_data& int_hist() {
+  static const int_hist_data d;
+  return d;
+}
+
+struct ka_histogram_strided {
+  template <class G>
+  void operator()(G& g, ki::span<std::uint32_t> hist, ki::span<const std::int32_t> x, i64 n) const {
+    static_assert(G::static_size_linear == bins, "one work-item per bin");
+    auto local = g.template localmem<std::uint32_t, bins>([] {});
+    g.items([&](auto i) { local[i.local_linear()] = 0; });
+    g.synchronize();
+    const i64 stride = g.num_groups().x * G::static_size_linear;
+    g.items([&](auto i) {
+      for (i64 k = i.global_linear(); k < n; k += stride) ki::atomic_fetch_add(&local[x[k]], std::uint32_t{1});
+    });
+    g.synchronize();
+    g.items([&](auto i) { ki::atomic_fetch_add(&hist[i.local_linear()], local[i.local_linear()]); });
+  }
+};
+
+void BM_ka_histogram_strided(benchmark::State& state) {
+  const simd_backend be{.threads = static_cast<int>(state.range(0))};
+  const auto& d = int_hist();
+  auto x = ki::to_device(be, d.x);
+  auto hist = ki::zeros<std::uint32_t>(be, bins);
+  const ki::ka::kernel k(be, ka_histogram_strided{}, ki::ka::groupsize<bins>, strided_groups * bins);
+  const auto launch = [&] {
+    std::fill(hist.data(), hist.data() + bins, 0u);
+    k(hist, ki::ka::Const(x), strided_n);
+    ki::synchronize(be);
+  };
+  const auto check = [&]() -> std::string {
+    return std::equal(d.expect.begin(), d.expect.end(), hist.data()) ? "" : "wrong histogram";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  items_rate(state, static_cast<double>(strided_n));
+}
+
+void BM_plain_histogram_strided(benchmark::State& state) {
+  const auto& d = int_hist();
+  const std::int32_t* x = d.x.data();
+  std::vector<std::atomic<std::uint32_t>> hist(bins);
+  const auto run = [&] {
+    for (auto& h : hist) h = 0;
+    split(plain_threads(state, 0), strided_n, [&](i64 lo, i64 hi) {
+      std::uint32_t local[bins] = {};
+      for (i64 i = lo; i < hi; ++i) ++local[x[i]];
+      for (int k = 0; k < bins; ++k)
+        if (local[k] != 0) hist[static_cast<std::size_t>(k)].fetch_add(local[k], std::memory_order_relaxed);
+    });
+  };
+  run();
+  for (int k = 0; k < bins; ++k)
+    if (hist[static_cast<std::size_t>(k)] != d.expect[static_cast<std::size_t>(k)]) {
+      state.SkipWithError("plain histogram is wrong");
+      return;
+    }
+  for (auto _ : state) run();
+  items_rate(state, static_cast<double>(strided_n));
+}
+
 // --- 5. tiled matrix multiply --------------------------------------------------------------
 
 constexpr i64 mat_n = 1024;
@@ -736,6 +815,8 @@ const bool registered = [] {
   both("BM_plain_histogram", BM_plain_histogram);
   both("BM_reference_histogram", BM_ki_histogram<ref_backend>);
   both("BM_ka_histogram", BM_ka_histogram<simd_backend>);
+  both("BM_ka_histogram_strided", BM_ka_histogram_strided);
+  both("BM_plain_histogram_strided", BM_plain_histogram_strided);
   both("BM_simd_matmul", BM_simd_matmul);
   both("BM_plain_matmul", BM_plain_matmul);
   both("BM_ka_matmul", BM_ka_matmul);
@@ -817,6 +898,8 @@ class summary_reporter : public summary_reporter_base {
           "items_per_second", 1e-6, "Mitems/s");
       row("KA histogram, local bins 2^22", suffix, "BM_ka_histogram", "BM_plain_histogram", "", "items_per_second",
           1e-6, "Mitems/s");
+      row("KA histogram, PoCL's W4 shape 2^24", suffix, "BM_ka_histogram_strided", "BM_plain_histogram_strided", "",
+          "items_per_second", 1e-6, "Mitems/s");
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("KA tiled matmul 1024, 16x16", suffix, "BM_ka_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
     }
