@@ -525,13 +525,14 @@ void BM_ka_histogram(benchmark::State& state) {
   items_rate(state, static_cast<double>(hist_n));
 }
 
-void BM_plain_histogram(benchmark::State& state) {
-  static byte_data<simd_backend> d(simd_backend{});
-  const std::uint8_t* x = d.x.data();
+/// The baseline of both histograms: a private histogram per thread over its chunk of x, merged
+/// with one atomic per bin.
+template <class T>
+void plain_histogram(benchmark::State& state, const T* x, i64 n, const std::vector<std::uint32_t>& expect) {
   std::vector<std::atomic<std::uint32_t>> hist(bins);
   const auto run = [&] {
     for (auto& h : hist) h = 0;
-    split(plain_threads(state, 0), hist_n, [&](i64 lo, i64 hi) {
+    split(plain_threads(state, 0), n, [&](i64 lo, i64 hi) {
       std::uint32_t local[bins] = {};
       for (i64 i = lo; i < hi; ++i) ++local[x[i]];
       for (int k = 0; k < bins; ++k)
@@ -540,12 +541,17 @@ void BM_plain_histogram(benchmark::State& state) {
   };
   run();
   for (int k = 0; k < bins; ++k)
-    if (hist[static_cast<std::size_t>(k)] != d.expect[static_cast<std::size_t>(k)]) {
+    if (hist[static_cast<std::size_t>(k)] != expect[static_cast<std::size_t>(k)]) {
       state.SkipWithError("plain histogram is wrong");
       return;
     }
   for (auto _ : state) run();
-  items_rate(state, static_cast<double>(hist_n));
+  items_rate(state, static_cast<double>(n));
+}
+
+void BM_plain_histogram(benchmark::State& state) {
+  static byte_data<simd_backend> d(simd_backend{});
+  plain_histogram(state, d.x.data(), hist_n, d.expect);
 }
 
 /// PoCL's W4 shape: 1024 groups of 256, a grid-stride loop of local atomics, 256 global ones.
@@ -602,25 +608,7 @@ void BM_ka_histogram_strided(benchmark::State& state) {
 
 void BM_plain_histogram_strided(benchmark::State& state) {
   const auto& d = int_hist();
-  const std::int32_t* x = d.x.data();
-  std::vector<std::atomic<std::uint32_t>> hist(bins);
-  const auto run = [&] {
-    for (auto& h : hist) h = 0;
-    split(plain_threads(state, 0), strided_n, [&](i64 lo, i64 hi) {
-      std::uint32_t local[bins] = {};
-      for (i64 i = lo; i < hi; ++i) ++local[x[i]];
-      for (int k = 0; k < bins; ++k)
-        if (local[k] != 0) hist[static_cast<std::size_t>(k)].fetch_add(local[k], std::memory_order_relaxed);
-    });
-  };
-  run();
-  for (int k = 0; k < bins; ++k)
-    if (hist[static_cast<std::size_t>(k)] != d.expect[static_cast<std::size_t>(k)]) {
-      state.SkipWithError("plain histogram is wrong");
-      return;
-    }
-  for (auto _ : state) run();
-  items_rate(state, static_cast<double>(strided_n));
+  plain_histogram(state, d.x.data(), strided_n, d.expect);
 }
 
 // --- 5. tiled matrix multiply --------------------------------------------------------------
