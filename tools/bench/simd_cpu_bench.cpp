@@ -648,6 +648,24 @@ const mat_data& matrices() {
   return m;
 }
 
+/// The GFLOP/s of `state`'s iterations of C = A B.
+void count_gflops(benchmark::State& state) {
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+/// Checks the product c once, then times launch().
+template <class L>
+void time_matmul(benchmark::State& state, const L& launch, const float* c) {
+  const auto& m = matrices();
+  const auto check = [&]() -> std::string {
+    return std::equal(m.expect.begin(), m.expect.end(), c) ? "" : "wrong product";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  count_gflops(state);
+}
+
 void BM_simd_matmul(benchmark::State& state) {
   const simd_backend be{.threads = static_cast<int>(state.range(0))};
   const auto& m = matrices();
@@ -658,13 +676,7 @@ void BM_simd_matmul(benchmark::State& state) {
                std::as_const(b), mat_n);
     ki::synchronize(be);
   };
-  const auto check = [&]() -> std::string {
-    return std::equal(m.expect.begin(), m.expect.end(), c.data()) ? "" : "wrong product";
-  };
-  if (!first_run_ok(state, launch, check)) return;
-  for (auto _ : state) launch();
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
-                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  time_matmul(state, launch, c.data());
 }
 
 void BM_plain_matmul(benchmark::State& state) {
@@ -679,8 +691,7 @@ void BM_plain_matmul(benchmark::State& state) {
     m.plain(c.data(), plain_threads(state, 0));
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
-                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  count_gflops(state);
 }
 
 /// The tiled matmul in the KA layer: the accumulators are @private, and the product of two tiles
@@ -717,13 +728,7 @@ void BM_ka_matmul(benchmark::State& state) {
     k(c, ki::ka::Const(a), ki::ka::Const(b), mat_n);
     ki::synchronize(be);
   };
-  const auto check = [&]() -> std::string {
-    return std::equal(m.expect.begin(), m.expect.end(), c.data()) ? "" : "wrong product";
-  };
-  if (!first_run_ok(state, launch, check)) return;
-  for (auto _ : state) launch();
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * mat_n * mat_n * mat_n * static_cast<double>(state.iterations()),
-                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  time_matmul(state, launch, c.data());
 }
 
 // --- 6. barriers ---------------------------------------------------------------------------
