@@ -166,6 +166,7 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.fill = &poison_fill;  // local and private memory start as poison, as KI's local memory
   c.stack_size = resolve_stack_size(b);
   c.track_items = true;  // a fault names its work-item
+  c.check_races = true;  // (in checked-access mode)
   launch_result r;
   r.error = cpu::run_ka(d, c);
   if (r.error) {

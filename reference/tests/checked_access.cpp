@@ -6,6 +6,8 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <ki/ka.hpp>
+
 #include "gallery_support.hpp"
 
 namespace {
@@ -184,5 +186,97 @@ TEST_CASE("checked: the trace hook sees every recorded access with its work-item
       }
     CHECK(wrote);
     CHECK(read);
+  }
+}
+
+// --- the KA layer in checked-access mode -------------------------------------------------------
+
+// (the tests name the lines of these accesses, counted from __LINE__: kept as they are)
+// clang-format off
+/// Each work-item writes its slot of local memory and reads its neighbour's: in one phase
+/// (what 0), in two phases with no synchronize between (what 1), or with one (what 2).
+struct ka_neighbours {
+  static constexpr unsigned line_mem = __LINE__ + 3, line_write = __LINE__ + 5, line_read = __LINE__ + 9;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, int what) const {
+    auto buf = g.template localmem<i64, 16>([] {});
+    g.items([&](auto i) {
+      buf[i.local_linear()] = i.local_linear();
+      if (what == 0) out[i.global_linear()] = buf[(i.local_linear() + 1) % 16];
+    });
+    if (what == 2) g.synchronize();
+    g.items([&](auto i) { if (what != 0) out[i.global_linear()] = buf[(i.local_linear() + 1) % 16]; });
+  }
+};
+// clang-format on
+
+TEST_CASE("checked: KA phases race without a synchronize between them, and not across one", "[oracle][checked]") {
+  auto b = backend_for("cuda");
+  auto out = ki::zeros<i64>(b, 32);
+  for (const int what : {0, 1}) {
+    ki::ka::kernel(b, ka_neighbours{}, ki::ka::groupsize<16>)({.ndrange = 32, .name = "ka_neighbours"}, out, what);
+    try {
+      ki::synchronize(b);
+      FAIL("no race reported");
+    } catch (const ki::kernel_error& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(e.error_kind() == kind::data_race);
+      CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
+      // One phase: item 0 reads element 1 before item 1 writes it. Two phases: item 1 writes it
+      // in the first, item 0 reads it in the second.
+      const bool one = what == 0;
+      CHECK(e.local() == (one ? ki::xyz<i64>{1, 0, 0} : ki::xyz<i64>{0, 0, 0}));
+      CHECK(e.where() == at(one ? ka_neighbours::line_write : ka_neighbours::line_read));
+      const std::string head = "kernel 'ka_neighbours': work-group (0, 0, 0): ";
+      const std::string elem = " race on element 1 of localmem at " + at(ka_neighbours::line_mem) + ": ";
+      CHECK(msg.find(head + (one ? "read-write" : "write-read") + elem +
+                     (one ? "work-item (0, 0, 0) read it at " + at(ka_neighbours::line_write + 1) +
+                                ", then work-item (1, 0, 0) wrote it at " + at(ka_neighbours::line_write)
+                          : "work-item (1, 0, 0) wrote it at " + at(ka_neighbours::line_write) +
+                                ", then work-item (0, 0, 0) read it at " + at(ka_neighbours::line_read)) +
+                     ", with no synchronize between them") != std::string::npos);
+    }
+  }
+  ki::ka::kernel(b, ka_neighbours{}, ki::ka::groupsize<16>)({.ndrange = 32}, out, 2);
+  ki::synchronize(b);
+  const auto h = ki::to_host(b, out);
+  for (i64 k = 0; k < 32; ++k) CHECK(h[static_cast<std::size_t>(k)] == (k + 1) % 16);
+}
+
+/// What does not race: local atomics, writes of a work-item's own element in several phases,
+/// group-level code, a collective's values.
+struct ka_no_race {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, ki::span<const i64> x) const {
+    auto bins = g.template localmem<i64, 4>([] {});
+    g.items(4, [&](auto i) { bins[i.local_linear()] = 0; });
+    g.synchronize();
+    g.items([&](auto i) { ki::atomic_fetch_add(&bins[x[i.global_linear()] % 4], i64{1}); });
+    g.items([&](auto i) { out[i.global_linear()] = 1; });
+    g.items([&](auto i) { out[i.global_linear()] += 1; });
+    const i64 s = g.reduce(std::plus<>{}, i64{0}, [&](auto i) { return out[i.global_linear()]; });
+    g.synchronize();
+    g.items([&](auto i) { out[i.global_linear()] = s + bins[i.local_linear() % 4]; });
+  }
+};
+
+TEST_CASE("checked: KA local atomics, a work-item's own elements and collectives do not race", "[oracle][checked]") {
+  for (const auto order :
+       {ki::reference::order::forward, ki::reference::order::reverse, ki::reference::order::random}) {
+    auto b = backend_for("cuda", 5);
+    b.schedule.items = order;
+    std::vector<i64> hx(64);
+    for (i64 k = 0; k < 64; ++k) hx[static_cast<std::size_t>(k)] = k * 7 % 11;
+    auto x = ki::to_device(b, hx);
+    auto out = ki::zeros<i64>(b, 64);
+    ki::ka::kernel(b, ka_no_race{}, 16)({.ndrange = 64}, out, ki::ka::Const(x));
+    ki::synchronize(b);
+    const auto h = ki::to_host(b, out);
+    for (i64 k = 0; k < 64; ++k) {
+      i64 bin = 0;
+      for (i64 j = k / 16 * 16; j < k / 16 * 16 + 16; ++j) bin += hx[static_cast<std::size_t>(j)] % 4 == k % 4;
+      CHECK(h[static_cast<std::size_t>(k)] == 32 + bin);
+    }
   }
 }

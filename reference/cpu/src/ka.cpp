@@ -5,6 +5,9 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -15,10 +18,120 @@
 
 #include <ki/cpu/fiber.hpp>
 #include <ki/cpu/support.hpp>
+#include <ki/detail/cpu/checked.hpp>
 
 namespace ki::detail::cpu {
 using i64 = std::int64_t;
 namespace {
+
+/// Checked-access mode for KA kernels (kernels compiled with KI_CHECKED_ACCESS=1, the oracle):
+/// two work-items of one group that touch an element, one writing, with no synchronisation point
+/// between them (g.synchronize() or a collective) race, whether in one phase or in two phases
+/// with no synchronize between (a GPU runs both statements on every thread with nothing between).
+/// As for KI kernels (reference/src/race_detector.hpp) a work-item's accesses are resolved when
+/// it is done (another work-item makes an access, or the group ends): changed bytes are a write.
+/// Accesses from group-level code (every work-item's, on a GPU) and atomic ones are not checked;
+/// races between work-groups are not checked yet.
+class ka_races final : public ki::detail::checked::recorder {
+ public:
+  struct local_site {
+    const void* key;
+    void* p;
+    std::size_t bytes;
+    source_location where;
+  };
+  void start(const ki::ka::detail::group_state* own, const std::vector<local_site>* locals) {
+    own_ = own;
+    locals_ = locals;
+    pending_.clear();
+    bytes_.clear();
+    shadow_.clear();
+    first_.reset();
+  }
+  void access(const ki::detail::checked::array_info& a, i64 index, const source_location& where) override {
+    const auto& st = own_->view != nullptr ? *own_->view : *own_;
+    if (!st.in_phase || st.current < 0) return;  // group-level code
+    if (!pending_.empty() && (pending_.front().item != st.current || pending_.front().epoch != st.epoch)) flush();
+    const auto* p = static_cast<const unsigned char*>(a.data) + static_cast<std::size_t>(index) * a.element_size;
+    pending_.push_back({p, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false});
+    bytes_.insert(bytes_.end(), p, p + a.element_size);
+  }
+  void atomic(const void* p) override {
+    for (auto& q : pending_)
+      if (q.addr == p) q.atomic = true;
+  }
+  /// The first race of the group (its message and the second work-item), after resolving.
+  struct found {
+    std::string what;
+    i64 item;
+    source_location where;
+  };
+  const std::optional<found>& finish() {
+    flush();
+    return first_;
+  }
+
+ private:
+  struct pending {
+    const unsigned char* addr;
+    std::size_t size, old;
+    i64 index, count;
+    source_location where;
+    i64 item, epoch;
+    bool atomic;
+  };
+  struct rec {
+    i64 item = -1;
+    source_location where{};
+  };
+  struct shadow {
+    i64 epoch = -1;
+    rec writer, readers[2];
+  };
+  std::string describe(const pending& p) const {
+    for (const auto& l : *locals_)
+      if (p.addr >= static_cast<const unsigned char*>(l.p) && p.addr < static_cast<const unsigned char*>(l.p) + l.bytes)
+        return "element " + std::to_string(p.index) + " of localmem at " + to_string(l.where);
+    return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
+  }
+  void race(const char* kind, const rec& a, const char* a_did, const pending& b, const char* b_did) {
+    if (first_) return;
+    const auto g = own_->size;
+    const auto id = [&](i64 l) { return to_string(xyz<i64>{l % g.x, l / g.x % g.y, l / (g.x * g.y)}); };
+    first_ = found{std::string(kind) + " race on " + describe(b) + ": work-item " + id(a.item) + " " + a_did +
+                       " it at " + to_string(a.where) + ", then work-item " + id(b.item) + " " + b_did + " it at " +
+                       to_string(b.where) + ", with no synchronize between them",
+                   b.item, b.where};
+  }
+  void flush() {
+    for (const pending& p : pending_) {
+      if (p.atomic) continue;
+      const bool wrote = std::memcmp(p.addr, bytes_.data() + p.old, p.size) != 0;
+      shadow& sh = shadow_[p.addr];
+      if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
+      const rec me{p.item, p.where};
+      if (wrote) {
+        if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-write", sh.writer, "wrote", p, "wrote");
+        for (const rec& r : sh.readers)
+          if (r.item >= 0 && r.item != p.item) race("read-write", r, "read", p, "wrote");
+        sh.writer = me;
+      } else {
+        if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-read", sh.writer, "wrote", p, "read");
+        if (sh.readers[0].item < 0) sh.readers[0] = me;
+        else if (sh.readers[0].item != p.item && sh.readers[1].item < 0) sh.readers[1] = me;
+      }
+    }
+    pending_.clear();
+    bytes_.clear();
+  }
+
+  const ki::ka::detail::group_state* own_ = nullptr;
+  const std::vector<local_site>* locals_ = nullptr;
+  std::vector<pending> pending_;
+  std::vector<unsigned char> bytes_;
+  std::unordered_map<const void*, shadow> shadow_;
+  std::optional<found> first_;
+};
 
 /// One thread's KA group runner: the group's memory and the phases' order.
 class ka_runner final : public ki::ka::detail::cpu_services {
@@ -46,6 +159,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     // The fiber is gone (not unwound): undo what it had set, and say where it was.
     ka_running = false;
     private_begin = private_end = 0;
+    ki::detail::checked::active = nullptr;
     const auto& own = group_->state();
     const auto& st = own.view != nullptr ? *own.view : own;  // a statically sized kernel's copy
     const std::string what = rep.fault_message(f, fibers_->stack_size());
@@ -101,14 +215,20 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     // While this thread runs the group, only it touches the group's local and private memory:
     // atomics on it may be plain operations (ki/atomic.hpp says why that is exact).
     std::tie(private_begin, private_end) = arena_.first();
+    if (c_->check_races) {
+      races_.start(&group_->state(), &locals_);
+      ki::detail::checked::active = &races_;  // (only kernels compiled in checked mode call it)
+    }
     try {
       ka_running = true;  // (a KI device function called in the kernel says so)
       d.run_group(d.ctx, *group_);
       ka_running = false;
       private_begin = private_end = 0;
+      ki::detail::checked::active = nullptr;
     } catch (...) {
       ka_running = false;
       private_begin = private_end = 0;
+      ki::detail::checked::active = nullptr;
       const item_failure f = current_failure();
       const auto& pf = group_->failure();
       if (pf.happened) {
@@ -120,6 +240,14 @@ class ka_runner final : public ki::ka::detail::cpu_services {
       item_state first;
       return rep.group_error(f.kind, first, sync_point{group_where_, nullptr}, "its group-level code " + f.message);
     }
+    if (c_->check_races)
+      if (const auto& r = races_.finish()) {
+        item_state it;
+        const auto& g = d.groupsize;
+        it.local_linear = r->item;
+        it.local_id = {r->item % g.x, r->item / g.x % g.y, r->item / (g.x * g.y)};
+        return rep.group_error(kernel_error::kind::data_race, it, sync_point{r->where, nullptr}, r->what);
+      }
     return std::nullopt;
   }
 
@@ -132,7 +260,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     }
     void* p = arena_.alloc(bytes, align);
     if (c_->fill) c_->fill(p, bytes);
-    locals_.push_back({key, p});
+    locals_.push_back({key, p, bytes, where});
     local_bytes_ += bytes;
     return p;
   }
@@ -150,10 +278,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   }
 
  private:
-  struct local {
-    const void* key;
-    void* p;
-  };
+  using local = ka_races::local_site;
   /// The range of groups the fiber runs, and how far it got.
   struct range_job {
     const ki::ka::detail::cpu_launch_desc* d = nullptr;
@@ -180,6 +305,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
 
   std::optional<fiber_core> fibers_;
   range_job job_;
+  ka_races races_;
   const ka_config* c_ = nullptr;
   std::optional<ki::ka::cpu_group> group_;
   local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)

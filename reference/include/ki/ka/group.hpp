@@ -74,6 +74,9 @@ struct group_state {
   const group_state* view = nullptr;
   /// Phases in forward order mark each work-item before running it (the oracle).
   bool track = false;
+  /// Counts the synchronisation points passed (synchronize, collectives): checked-access mode
+  /// orders two work-items' accesses only across one.
+  i64 epoch = 0;
 };
 }  // namespace detail
 
@@ -180,6 +183,7 @@ class basic_cpu_group {
     st_.failure = {};
     st_.view = nullptr;
     st_.track = track;
+    st_.epoch = 0;
   }
 
   // --- group-level queries (@groupsize, @ndrange, @index(Group, ...)) ---
@@ -329,11 +333,12 @@ class basic_cpu_group {
     return r;
   }
 
-  /// @synchronize(): on a CPU backend phases already run one after another; nothing to do.
-  void synchronize() const {}
+  /// @synchronize(): on a CPU backend phases already run one after another; only counted (the
+  /// oracle's checked-access mode orders accesses across it).
+  void synchronize() { ++st_.epoch; }
   /// @synchronize(cond): on the CPU the synchronisation always happens (cond is not evaluated
   /// for its effects: the spec forbids them).
-  void synchronize(bool) const {}
+  void synchronize(bool) { ++st_.epoch; }
 
   /// @localmem T (Dims...): the group's memory for the call site `key` (a fresh lambda, as for
   /// ki::localmemory), uninitialised, shared by the group's work-items. For @localmem T (N,)
@@ -433,6 +438,7 @@ class basic_cpu_group {
             }
           }
         }
+    ++st_.epoch;  // a collective synchronises (its values are read before, as on a GPU)
   }
   static std::int64_t clip(std::int64_t left, std::int64_t size) { return left < 0 ? 0 : left < size ? left : size; }
 

@@ -33,6 +33,9 @@ struct ka_config {
   /// per item: a fault (an invalid access, a stack overflow) then names it (the oracle). Else
   /// a fault names the work-group and the phase only (the phase is one loop).
   bool track_items = false;
+  /// Checked-access mode (the oracle): races between the work-items of a group are reported,
+  /// for kernels compiled with KI_CHECKED_ACCESS=1 (others make no access calls).
+  bool check_races = false;
   /// Fills fresh local and private memory (the oracle's poison), or null.
   void (*fill)(void* p, std::size_t bytes) = nullptr;
 };
