@@ -280,3 +280,48 @@ TEST_CASE("checked: KA local atomics, a work-item's own elements and collectives
     }
   }
 }
+
+// clang-format off
+/// Work-item 0 of every group writes out[0] (what 0), or each group reads the first element of
+/// the next group's part, which that group writes (what 1).
+struct ka_between_groups {
+  static constexpr unsigned line_write = __LINE__ + 4, line_read = __LINE__ + 6;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, ki::span<i64> seen, int what) const {
+    g.items([&](auto i) {
+      if (what == 0 && i.local_linear() == 0) out[0] = i.group_linear() + 1;
+      if (what == 1) out[i.global_linear()] = 1;
+      if (what == 1 && i.local_linear() == 0) seen[i.group_linear()] = out[(i.global_linear() + 16) % 64];
+    });
+  }
+};
+// clang-format on
+
+TEST_CASE("checked: KA work-groups race on global memory one of them writes", "[oracle][checked]") {
+  auto b = backend_for("cuda");
+  auto out = ki::zeros<i64>(b, 64), seen = ki::zeros<i64>(b, 4);
+  for (const int what : {0, 1}) {
+    ki::ka::kernel(b, ka_between_groups{}, 16)({.ndrange = 64, .name = "between"}, out, seen, what);
+    try {
+      ki::synchronize(b);
+      FAIL("no race reported");
+    } catch (const ki::kernel_error& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(e.error_kind() == kind::data_race);
+      CHECK(e.group() == (what == 0 ? ki::xyz<i64>{1, 0, 0} : ki::xyz<i64>{3, 0, 0}));
+      if (what == 0)
+        CHECK(msg.find("kernel 'between': write-write race between work-groups on element 0 of a ki::span of 64 "
+                       "elements: work-item (0, 0, 0) of work-group (0, 0, 0) wrote it at " +
+                       at(ka_between_groups::line_write) +
+                       ", work-item (0, 0, 0) of work-group (1, 0, 0) wrote it at " +
+                       at(ka_between_groups::line_write)) != std::string::npos);
+      else  // the lowest element: group 0 writes element 0, group 3 reads it
+        CHECK(msg.find("read-write race between work-groups on element 0 of a ki::span of 64 elements: work-item "
+                       "(0, 0, 0) of work-group (0, 0, 0) wrote it at " +
+                       at(ka_between_groups::line_read - 1) +
+                       ", work-item (0, 0, 0) of work-group (3, 0, 0) read it at " +
+                       at(ka_between_groups::line_read)) != std::string::npos);
+    }
+  }
+}

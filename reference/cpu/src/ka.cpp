@@ -11,6 +11,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <numeric>
 #include <tuple>
@@ -40,12 +41,29 @@ class ka_races final : public ki::detail::checked::recorder {
     std::size_t bytes;
     source_location where;
   };
-  void start(const ki::ka::detail::group_state* own, const std::vector<local_site>* locals) {
+  /// One work-group's accesses of an element of global memory (not local), kept for the launch's
+  /// end: nothing orders work-groups, so an element one writes and another touches is a race.
+  struct global_entry {
+    const void* addr;
+    i64 group, item;
+    bool wrote;
+    source_location where;
+    i64 index, count;
+  };
+  struct global_log {
+    std::mutex m;
+    std::vector<global_entry> entries;
+  };
+  void start(const ki::ka::detail::group_state* own, const std::vector<local_site>* locals, global_log* log,
+             i64 group) {
     own_ = own;
     locals_ = locals;
+    log_ = log;
+    group_ = group;
     pending_.clear();
     bytes_.clear();
     shadow_.clear();
+    globals_.clear();
     first_.reset();
   }
   void access(const ki::detail::checked::array_info& a, i64 index, const source_location& where) override {
@@ -68,6 +86,11 @@ class ka_races final : public ki::detail::checked::recorder {
   };
   const std::optional<found>& finish() {
     flush();
+    if (log_ != nullptr && !globals_.empty()) {
+      std::lock_guard lock(log_->m);
+      for (const auto& [addr, e] : globals_) log_->entries.push_back(e);
+    }
+    globals_.clear();
     return first_;
   }
 
@@ -88,10 +111,15 @@ class ka_races final : public ki::detail::checked::recorder {
     i64 epoch = -1;
     rec writer, readers[2];
   };
-  std::string describe(const pending& p) const {
+  const local_site* local_of(const unsigned char* a) const {
     for (const auto& l : *locals_)
-      if (p.addr >= static_cast<const unsigned char*>(l.p) && p.addr < static_cast<const unsigned char*>(l.p) + l.bytes)
-        return "element " + std::to_string(p.index) + " of localmem at " + to_string(l.where);
+      if (a >= static_cast<const unsigned char*>(l.p) && a < static_cast<const unsigned char*>(l.p) + l.bytes)
+        return &l;
+    return nullptr;
+  }
+  std::string describe(const pending& p) const {
+    if (const local_site* l = local_of(p.addr))
+      return "element " + std::to_string(p.index) + " of localmem at " + to_string(l->where);
     return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
   }
   void race(const char* kind, const rec& a, const char* a_did, const pending& b, const char* b_did) {
@@ -110,6 +138,12 @@ class ka_races final : public ki::detail::checked::recorder {
       shadow& sh = shadow_[p.addr];
       if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
       const rec me{p.item, p.where};
+      if (log_ != nullptr && local_of(p.addr) == nullptr) {  // global memory: this group's use of it
+        auto [it, fresh] =
+            globals_.try_emplace(p.addr, global_entry{p.addr, group_, p.item, wrote, p.where, p.index, p.count});
+        if (!fresh && wrote && !it->second.wrote)
+          it->second = {p.addr, group_, p.item, true, p.where, p.index, p.count};
+      }
       if (wrote) {
         if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-write", sh.writer, "wrote", p, "wrote");
         for (const rec& r : sh.readers)
@@ -130,16 +164,57 @@ class ka_races final : public ki::detail::checked::recorder {
   std::vector<pending> pending_;
   std::vector<unsigned char> bytes_;
   std::unordered_map<const void*, shadow> shadow_;
+  std::unordered_map<const void*, global_entry> globals_;
+  global_log* log_ = nullptr;
+  i64 group_ = 0;
   std::optional<found> first_;
 };
+
+/// The first race between work-groups in the launch's global accesses, if any: an element one
+/// group wrote and another read or wrote (reported for the lowest such address's first pair).
+std::optional<kernel_error> inter_group_race(const backend_names& names, const char* kernel, const xyz<i64>& groups,
+                                             const xyz<i64>& size, std::vector<ka_races::global_entry>& acc) {
+  using entry = ka_races::global_entry;
+  std::sort(acc.begin(), acc.end(), [](const entry& a, const entry& b) {
+    return a.addr != b.addr ? std::less<const void*>()(a.addr, b.addr) : a.group < b.group;
+  });
+  const auto group_id = [&](i64 g) {
+    return xyz<i64>{g % groups.x, g / groups.x % groups.y, g / (groups.x * groups.y)};
+  };
+  const auto local_id = [&](i64 l) { return xyz<i64>{l % size.x, l / size.x % size.y, l / (size.x * size.y)}; };
+  for (std::size_t i = 0; i < acc.size();) {
+    std::size_t j = i;
+    while (j < acc.size() && acc[j].addr == acc[i].addr) ++j;
+    const entry* w = nullptr;
+    for (std::size_t k = i; k < j && w == nullptr; ++k)
+      if (acc[k].wrote) w = &acc[k];
+    if (w != nullptr && j - i > 1) {
+      const entry& o = acc[i].group != w->group ? acc[i] : acc[i + 1];
+      const entry& a = o.group < w->group ? o : *w;  // in group order
+      const entry& b = o.group < w->group ? *w : o;
+      const std::string msg =
+          std::string(names.prefix) + ": kernel '" + kernel + "': " + (o.wrote ? "write-write" : "read-write") +
+          " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
+          std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) + " of work-group " +
+          to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") + " it at " + to_string(a.where) +
+          ", work-item " + to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) +
+          (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where) +
+          " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+      return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item), to_string(b.where), msg);
+    }
+    i = j;
+  }
+  return std::nullopt;
+}
 
 /// One thread's KA group runner: the group's memory and the phases' order.
 class ka_runner final : public ki::ka::detail::cpu_services {
  public:
   ka_runner() = default;
   /// Per launch (the runner is the thread's, kept across launches: its arena stays allocated).
-  void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d) {
+  void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d, ka_races::global_log* log) {
     c_ = &c;
+    log_ = log;
     group_.emplace(d.range, d.groupsize, d.groups, *this);
     if (!fibers_ || fibers_->stack_size() != c.stack_size) fibers_.emplace(c.stack_size);
   }
@@ -216,7 +291,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     // atomics on it may be plain operations (ki/atomic.hpp says why that is exact).
     std::tie(private_begin, private_end) = arena_.first();
     if (c_->check_races) {
-      races_.start(&group_->state(), &locals_);
+      races_.start(&group_->state(), &locals_, log_, linear);
       ki::detail::checked::active = &races_;  // (only kernels compiled in checked mode call it)
     }
     try {
@@ -306,6 +381,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   std::optional<fiber_core> fibers_;
   range_job job_;
   ka_races races_;
+  ka_races::global_log* log_ = nullptr;
   const ka_config* c_ = nullptr;
   std::optional<ki::ka::cpu_group> group_;
   local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)
@@ -326,9 +402,10 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   std::optional<kernel_error> first;
   i64 first_group = ngroups;
   std::atomic<i64> stop{ngroups};
+  ka_races::global_log log;  // checked-access mode: every group's global accesses
   auto body = [&](const tbb::blocked_range<i64>& r) {
     thread_local ka_runner runner;
-    runner.prepare(c, d);
+    runner.prepare(c, d, c.check_races ? &log : nullptr);
     reporter rep(c.names);
     rep.set_kernel(d.name);
     auto res = runner.run_range(d, r.begin(), r.end(), stop, rep);
@@ -341,6 +418,7 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   if (c.threads == 1 || ngroups == 1) body(tbb::blocked_range<i64>(0, ngroups));
   else if (c.arena != nullptr) c.arena->execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
   else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
+  if (!first && c.check_races) first = inter_group_race(c.names, d.name, d.groups, d.groupsize, log.entries);
   return first;
 }
 
