@@ -63,6 +63,16 @@ tbb::task_arena& arena_for(int threads) {
   return arenas.get(threads);
 }
 
+/// A launch's warnings (per site: kind, where, message, count) into its report and its result.
+template <class Sites>
+void add_warnings(const Sites& sites, report& rep, launch_result& result) {
+  for (const auto& [site, e] : sites) {
+    const std::string msg = e.message + ", " + std::to_string(e.count) + (e.count == 1 ? " time" : " times");
+    rep.diagnostics.push_back({e.kind, severity::warning, {e.where}, e.count, {msg}, msg});
+    result.warnings.push_back({e.kind, e.where, e.count, msg});
+  }
+}
+
 }  // namespace
 
 launch_result execute(const launch_desc& d) {
@@ -125,11 +135,7 @@ launch_result execute(const launch_desc& d) {
 
   launch_result result;
   report rep;
-  for (auto& [site, e] : log.by_site) {
-    const std::string msg = e.message + ", " + std::to_string(e.count) + (e.count == 1 ? " time" : " times");
-    rep.diagnostics.push_back({e.kind, severity::warning, {e.where}, e.count, {msg}, msg});
-    result.warnings.push_back({e.kind, e.where, e.count, msg});
-  }
+  add_warnings(log.by_site, rep, result);
   if (first) {
     diagnostic dg{ki::reference::to_string(first->error.error_kind()),
                   severity::error,
@@ -164,23 +170,29 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.seed = sched.seed;
   c.max_local_memory = b.device.max_local_memory;
   c.fill = &poison_fill;  // local and private memory start as poison, as KI's local memory
+  c.fill_name = "the poison word 0xFFBADBAD";
   c.stack_size = resolve_stack_size(b);
   c.track_items = true;  // a fault names its work-item
   c.check_races = true;  // (in checked-access mode)
+  cpu::ka_warnings warnings;
+  c.warnings = &warnings;  // (checked-access mode: reads of memory never written)
   launch_result r;
   r.error = cpu::run_ka(d, c);
-  if (r.error) {
-    report rep;
+  report rep;
+  if (r.error)
     rep.diagnostics.push_back({ki::reference::to_string(r.error->error_kind()),
                                severity::error,
                                {r.error->where()},
                                1,
                                {r.error->what()},
                                r.error->what()});
+  add_warnings(warnings.by_site, rep, r);
+  if (!rep.empty()) {
     rep.kernel = d.name;
     rep.schedule = sched;
     rep.profile = b.device.name;
-    r.error->set_details(publish(std::move(rep)));
+    auto shared = publish(std::move(rep));
+    if (r.error) r.error->set_details(std::move(shared));
   }
   return r;
 }

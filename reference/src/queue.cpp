@@ -192,6 +192,16 @@ const char* mode_name(queue_mode m) {
   return "?";
 }
 
+/// A launch's outcome into its queue: the error for ki::synchronize, the warnings to print.
+void take_result(queue& q, const backend& b, launch_result r) {
+  std::lock_guard l(q.m);
+  if (r.error) q.errors.push_back(std::move(*r.error));
+  if (!r.warnings.empty()) {
+    for (auto& w : r.warnings) q.warnings.push_back(std::move(w));
+    q.print_warnings = b.print_warnings;
+  }
+}
+
 }  // namespace
 
 int active_device() { return active; }
@@ -202,13 +212,7 @@ void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
   current(b, "launch")
       ->push(
           [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name)](queue& q) {
-            launch_result r = execute({groups, items, run_items, ctx.get(), &b, name.c_str()});
-            std::lock_guard l(q.m);
-            if (r.error) q.errors.push_back(std::move(*r.error));
-            if (!r.warnings.empty()) {
-              for (auto& w : r.warnings) q.warnings.push_back(std::move(w));
-              q.print_warnings = b.print_warnings;
-            }
+            take_result(q, b, execute({groups, items, run_items, ctx.get(), &b, name.c_str()}));
           },
           b.queue);
 }
@@ -220,9 +224,7 @@ void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::
           [b, d, ctx = std::move(ctx), name = std::move(name)](queue& q) {
             ki::ka::detail::cpu_launch_desc run = d;
             run.name = name.c_str();
-            launch_result r = execute_ka(run, b);
-            std::lock_guard l(q.m);
-            if (r.error) q.errors.push_back(std::move(*r.error));
+            take_result(q, b, execute_ka(run, b));
           },
           b.queue);
 }

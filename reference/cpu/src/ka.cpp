@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <map>
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -31,8 +33,10 @@ namespace {
 /// with no synchronize between (a GPU runs both statements on every thread with nothing between).
 /// As for KI kernels (reference/src/race_detector.hpp) a work-item's accesses are resolved when
 /// it is done (another work-item makes an access, or the group ends): changed bytes are a write.
-/// Accesses from group-level code (every work-item's, on a GPU) and atomic ones are not checked;
-/// races between work-groups are not checked yet.
+/// Accesses from group-level code (every work-item's, on a GPU) and atomic ones are not checked.
+/// Races between work-groups: each group's accesses of global memory are kept for the launch's
+/// end (inter_group_race). Reads of local or private memory that nothing of the group wrote
+/// before them are warnings (the value read is the fill, e.g. the oracle's poison).
 class ka_races final : public ki::detail::checked::recorder {
  public:
   struct local_site {
@@ -40,6 +44,7 @@ class ka_races final : public ki::detail::checked::recorder {
     void* p;
     std::size_t bytes;
     source_location where;
+    bool filled = false;  ///< (private memory) the runtime writes it before any read
   };
   /// One work-group's accesses of an element of global memory (not local), kept for the launch's
   /// end: nothing orders work-groups, so an element one writes and another touches is a race.
@@ -54,17 +59,33 @@ class ka_races final : public ki::detail::checked::recorder {
     std::mutex m;
     std::vector<global_entry> entries;
   };
-  void start(const ki::ka::detail::group_state* own, const std::vector<local_site>* locals, global_log* log,
-             i64 group) {
+  /// Per group. `locals` and `privates` (the group's memory that reads may find unwritten) grow
+  /// as the kernel asks for memory.
+  void start(const ki::ka::detail::group_state* own, const std::vector<local_site>* locals,
+             const std::vector<local_site>* privates, global_log* log, const char* fill_name, i64 group) {
     own_ = own;
     locals_ = locals;
+    privates_ = privates;
     log_ = log;
+    fill_name_ = fill_name;
     group_ = group;
     pending_.clear();
     bytes_.clear();
     shadow_.clear();
     globals_.clear();
+    written_.clear();
     first_.reset();
+  }
+  /// Adds the warnings counted since the last call to `to`.
+  void take_warnings(ka_warnings& to) {
+    if (warnings_.empty()) return;
+    std::lock_guard lock(to.m);
+    for (auto& [site, w] : warnings_) {
+      auto& e = to.by_site[site];
+      if (e.count == 0) e = std::move(w);
+      else e.count += w.count;
+    }
+    warnings_.clear();
   }
   void access(const ki::detail::checked::array_info& a, i64 index, const source_location& where) override {
     const auto& st = own_->view != nullptr ? *own_->view : *own_;
@@ -111,11 +132,34 @@ class ka_races final : public ki::detail::checked::recorder {
     i64 epoch = -1;
     rec writer, readers[2];
   };
-  const local_site* local_of(const unsigned char* a) const {
-    for (const auto& l : *locals_)
+  static const local_site* site_of(const std::vector<local_site>& sites, const unsigned char* a) {
+    for (const auto& l : sites)
       if (a >= static_cast<const unsigned char*>(l.p) && a < static_cast<const unsigned char*>(l.p) + l.bytes)
         return &l;
     return nullptr;
+  }
+  const local_site* local_of(const unsigned char* a) const { return site_of(*locals_, a); }
+  std::string item_id(i64 l) const {
+    const auto g = own_->size;
+    return to_string(xyz<i64>{l % g.x, l / g.x % g.y, l / (g.x * g.y)});
+  }
+  /// A read of local or private memory that nothing of the group wrote before it: a warning
+  /// per line (the value read is the fill, e.g. the poison word).
+  void unwritten_read(const pending& p, const local_site& site, bool local) {
+    const char* kind = local ? "uninitialized-local-read" : "uninitialized-private-read";
+    auto& e = warnings_[to_string(p.where) + " " + kind];
+    if (e.count == 0) {
+      e.kind = kind;
+      e.where = to_string(p.where);
+      e.message = local ? "read at " + to_string(p.where) + " of localmem at " + to_string(site.where) +
+                              " before any work-item of the group wrote the element (e.g. element " +
+                              std::to_string(p.index) + "; unspecified values, filled with " + fill_name_ + ")"
+                        : "read at " + to_string(p.where) + " of private memory at " + to_string(site.where) +
+                              " before its work-item wrote the element (e.g. element " + std::to_string(p.index) +
+                              " of work-item " + item_id(p.item) + "; unspecified values, filled with " + fill_name_ +
+                              ")";
+    }
+    ++e.count;
   }
   std::string describe(const pending& p) const {
     if (const local_site* l = local_of(p.addr))
@@ -124,21 +168,39 @@ class ka_races final : public ki::detail::checked::recorder {
   }
   void race(const char* kind, const rec& a, const char* a_did, const pending& b, const char* b_did) {
     if (first_) return;
-    const auto g = own_->size;
-    const auto id = [&](i64 l) { return to_string(xyz<i64>{l % g.x, l / g.x % g.y, l / (g.x * g.y)}); };
-    first_ = found{std::string(kind) + " race on " + describe(b) + ": work-item " + id(a.item) + " " + a_did +
-                       " it at " + to_string(a.where) + ", then work-item " + id(b.item) + " " + b_did + " it at " +
-                       to_string(b.where) + ", with no synchronize between them",
+    first_ = found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + a_did +
+                       " it at " + to_string(a.where) + ", then work-item " + item_id(b.item) + " " + b_did +
+                       " it at " + to_string(b.where) + ", with no synchronize between them",
                    b.item, b.where};
   }
+  /// Resolves the running work-item's accesses: each one's bytes before it are compared with
+  /// those before the work-item's next access of the element (or, for its last one, with the
+  /// element now), so that a read followed by a write of the element is a read and a write, each
+  /// named by its own line.
   void flush() {
-    for (const pending& p : pending_) {
+    after_.resize(pending_.size());
+    next_.clear();
+    for (std::size_t k = pending_.size(); k-- > 0;) {
+      const pending& p = pending_[k];
+      const auto [it, fresh] = next_.try_emplace(p.addr, p.addr);
+      after_[k] = it->second;
+      it->second = bytes_.data() + p.old;
+    }
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      const pending& p = pending_[k];
       if (p.atomic) continue;
-      const bool wrote = std::memcmp(p.addr, bytes_.data() + p.old, p.size) != 0;
+      const bool wrote = std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
       shadow& sh = shadow_[p.addr];
       if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
       const rec me{p.item, p.where};
-      if (log_ != nullptr && local_of(p.addr) == nullptr) {  // global memory: this group's use of it
+      const local_site* local = local_of(p.addr);
+      const local_site* priv = local != nullptr ? nullptr : site_of(*privates_, p.addr);
+      if (local != nullptr || priv != nullptr) {  // the group's own memory: written yet?
+        if (wrote) written_.insert(p.addr);
+        else if (!written_.contains(p.addr) && (local != nullptr || !priv->filled))
+          unwritten_read(p, local != nullptr ? *local : *priv, local != nullptr);
+      }
+      if (log_ != nullptr && local == nullptr && priv == nullptr) {  // global memory: this group's use of it
         auto [it, fresh] =
             globals_.try_emplace(p.addr, global_entry{p.addr, group_, p.item, wrote, p.where, p.index, p.count});
         if (!fresh && wrote && !it->second.wrote)
@@ -161,8 +223,14 @@ class ka_races final : public ki::detail::checked::recorder {
 
   const ki::ka::detail::group_state* own_ = nullptr;
   const std::vector<local_site>* locals_ = nullptr;
+  const std::vector<local_site>* privates_ = nullptr;
+  const char* fill_name_ = "";
+  std::unordered_set<const void*> written_;  ///< elements of local and private memory written
+  std::map<std::string, ka_warning> warnings_;
   std::vector<pending> pending_;
   std::vector<unsigned char> bytes_;
+  std::vector<const unsigned char*> after_;                     ///< (flush) the bytes after each access
+  std::unordered_map<const void*, const unsigned char*> next_;  ///< (flush)
   std::unordered_map<const void*, shadow> shadow_;
   std::unordered_map<const void*, global_entry> globals_;
   global_log* log_ = nullptr;
@@ -230,6 +298,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     job_ = {&d, begin, end, &stop, &rep, {}, begin};
     fibers_->reset(2);  // slot 0: the groups' fiber; slot 1: this thread's stack
     const fiber_core::fault f = fibers_->run_guarded(&drive, this);
+    if (c_->warnings != nullptr) races_.take_warnings(*c_->warnings);
     if (!f.happened) return std::move(job_.result);
     // The fiber is gone (not unwound): undo what it had set, and say where it was.
     ka_running = false;
@@ -264,6 +333,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     const xyz<i64> id{linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
     arena_.reset();
     locals_.clear();
+    privates_.clear();
     group_where_ = {};
     local_bytes_ = 0;
     group_->start(id, nullptr, 0, c_->track_items);
@@ -291,7 +361,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     // atomics on it may be plain operations (ki/atomic.hpp says why that is exact).
     std::tie(private_begin, private_end) = arena_.first();
     if (c_->check_races) {
-      races_.start(&group_->state(), &locals_, log_, linear);
+      races_.start(&group_->state(), &locals_, &privates_, log_, c_->fill_name, linear);
       ki::detail::checked::active = &races_;  // (only kernels compiled in checked mode call it)
     }
     try {
@@ -339,9 +409,10 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     local_bytes_ += bytes;
     return p;
   }
-  void* private_memory(std::size_t bytes, std::size_t align, const source_location&) override {
+  void* private_memory(std::size_t bytes, std::size_t align, const source_location& where, bool filled) override {
     void* p = arena_.alloc(bytes, align);
     if (c_->fill) c_->fill(p, bytes);
+    if (c_->check_races) privates_.push_back({nullptr, p, bytes, where, filled});
     return p;
   }
   [[noreturn]] void bound_exceeded(const char* what, i64 bound, i64 size, const source_location& where) override {
@@ -386,6 +457,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   std::optional<ki::ka::cpu_group> group_;
   local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)
   std::vector<local> locals_;
+  std::vector<local> privates_;  ///< checked-access mode: the kernel's private memory
   std::size_t local_bytes_ = 0;
   std::vector<i64> order_;
   source_location group_where_{};  ///< where the group-level code failed, when the runtime knows

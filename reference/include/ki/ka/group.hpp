@@ -38,8 +38,11 @@ class cpu_services {
  public:
   /// The group's local memory for the call site `key` (uninitialised; the oracle poisons it).
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
-  /// Private memory: `bytes` for the group's work-items together (uninitialised).
-  virtual void* private_memory(std::size_t bytes, std::size_t align, const source_location& where) = 0;
+  /// Private memory: `bytes` for the group's work-items together (uninitialised). `filled`: the
+  /// runtime writes every element before the kernel can read one (a collective's results), so
+  /// checked-access mode does not look for reads of elements never written there.
+  virtual void* private_memory(std::size_t bytes, std::size_t align, const source_location& where,
+                               bool filled = false) = 0;
   /// A collective's groupsize bound (the spec's `groupsize = n`) is below the work-group's size:
   /// throws the error that names both (the runner reports it for the group).
   [[noreturn]] virtual void bound_exceeded(const char* what, std::int64_t bound, std::int64_t size,
@@ -137,10 +140,20 @@ class private_array {
     return {p_ + i.local_linear() * static_cast<std::int64_t>(N), static_cast<std::int64_t>(N)};
   }
   template <class I>
-  T& operator()(const I& i) const {
-    return p_[i.local_linear() * static_cast<std::int64_t>(N)];
+  T& operator()(const I& i, [[maybe_unused]] source_location where = source_location::current()) const {
+    T* p = p_ + i.local_linear() * static_cast<std::int64_t>(N);
+#if KI_CHECKED_ACCESS
+    ki::detail::checked::note(p, static_cast<std::int64_t>(N), sizeof(T), 0, where);
+#endif
+    return *p;
   }
   static constexpr std::size_t size() { return N; }
+  /// For the runtime: the element, never recorded by checked-access mode (the collectives write
+  /// and read their own storage outside the work-items' statements).
+  template <class I>
+  T& unrecorded(const I& i) const {
+    return p_[i.local_linear() * static_cast<std::int64_t>(N)];
+  }
 
  private:
   T* p_;
@@ -323,12 +336,12 @@ class basic_cpu_group {
   private_array<T, 1> scan(Op op, T neutral, F&& f, collective_options o = {},
                            source_location where = source_location::current()) {
     check_bound("@groupscan", o, where);
-    private_array<T, 1> r = private_<T, 1>(where);
+    private_array<T, 1> r = private_<T, 1>(where, true);
     T acc = neutral;
     fold_in_order(op, neutral, f, where, [&](const item_type& i, const T& v) {
-      if (!o.inclusive) r(i) = acc;
+      if (!o.inclusive) r.unrecorded(i) = acc;
       acc = op(acc, v);
-      if (o.inclusive) r(i) = acc;
+      if (o.inclusive) r.unrecorded(i) = acc;
     });
     return r;
   }
@@ -361,11 +374,7 @@ class basic_cpu_group {
   /// @private T (N,): N values per work-item that survive synchronize.
   template <class T, std::size_t N = 1>
   private_array<T, N> private_(source_location where = source_location::current()) {
-    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
-                  "ki::ka: private_<T>: T must be trivially constructible and destructible");
-    const std::int64_t n = groupsize_linear();
-    void* p = st_.services->private_memory(sizeof(T) * N * static_cast<std::size_t>(n), alignof(T), where);
-    return private_array<T, N>(static_cast<T*>(p), n);
+    return private_<T, N>(where, false);
   }
 
   /// The runner's view: where the last phase failed (it names the work-item and the items()
@@ -401,6 +410,16 @@ class basic_cpu_group {
     std::atomic_signal_fence(std::memory_order_seq_cst);
   }
 
+  /// Private memory; `filled`: the runtime writes each element before anything reads it.
+  template <class T, std::size_t N>
+  private_array<T, N> private_(source_location where, bool filled) {
+    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                  "ki::ka: private_<T>: T must be trivially constructible and destructible");
+    const std::int64_t n = groupsize_linear();
+    void* p = st_.services->private_memory(sizeof(T) * N * static_cast<std::size_t>(n), alignof(T), where, filled);
+    return private_array<T, N>(static_cast<T*>(p), n);
+  }
+
   void check_bound(const char* what, const collective_options& o, const source_location& where) const {
     if (o.groupsize > 0 && groupsize_linear() > o.groupsize)
       st_.services->bound_exceeded(what, o.groupsize, groupsize_linear(), where);
@@ -413,8 +432,8 @@ class basic_cpu_group {
   void fold_in_order(Op&, const T& neutral, F& f, const source_location& where, Step&& step) {
     std::optional<private_array<T, 1>> v;
     if (st_.order != nullptr) {
-      v.emplace(private_<T, 1>(where));
-      items([&](const item_type& i) { (*v)(i) = f(i); }, where);
+      v.emplace(private_<T, 1>(where, true));
+      items([&](const item_type& i) { v->unrecorded(i) = f(i); }, where);
     }
     const phase_mark mark(st_, where);
     const auto s = groupsize();
@@ -427,7 +446,7 @@ class basic_cpu_group {
           if (!inside) {
             step(i, neutral);
           } else if (st_.order != nullptr) {
-            step(i, (*v)(i));
+            step(i, v->unrecorded(i));
           } else {
             try {
               mark_current(st_, i.local_linear());

@@ -8,7 +8,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <string>
 
 #include <tbb/task_arena.h>
 
@@ -20,6 +23,18 @@ namespace ki::detail::cpu {
 
 /// The order a group's work-items run in, in each phase.
 enum class ka_order : std::uint8_t { forward, reverse, random };
+
+/// A warning of a launch (checked-access mode: a read of local or private memory that nothing
+/// wrote), per source line: its kind, where, the message (without the count), how often.
+struct ka_warning {
+  std::string kind, where, message;
+  std::int64_t count = 0;
+};
+/// A launch's warnings, merged from every thread: "file:line kind" -> entry.
+struct ka_warnings {
+  std::mutex m;
+  std::map<std::string, ka_warning> by_site;
+};
 
 struct ka_config {
   backend_names names;
@@ -38,6 +53,11 @@ struct ka_config {
   bool check_races = false;
   /// Fills fresh local and private memory (the oracle's poison), or null.
   void (*fill)(void* p, std::size_t bytes) = nullptr;
+  /// What the fill writes, for the warnings ("the poison word 0xFFBADBAD").
+  const char* fill_name = "";
+  /// Checked-access mode: where the reads of local or private memory before any write are
+  /// counted (uninitialized-local-read, uninitialized-private-read), or null.
+  ka_warnings* warnings = nullptr;
 };
 
 /// Runs the launch; the failure of the lowest failing group, if any.
