@@ -16,6 +16,7 @@
 #include <ki/macros.hpp>
 #include <ki/memory.hpp>
 #include <ki/print.hpp>
+#include <ki/quad.hpp>
 #include <ki/queries.hpp>
 #include <ki/queue.hpp>
 #include <ki/source_location.hpp>
