@@ -25,6 +25,7 @@
 #include <ki/backend.hpp>
 #include <ki/detail/geometry.hpp>
 #include <ki/dims.hpp>
+#include <ki/hints.hpp>
 
 namespace ki {
 
@@ -47,6 +48,30 @@ struct compile_options {
 };
 
 template <backend B, class F>
+class kernel;
+
+namespace detail {
+/// max_work_group_size(kernel): the backend's bound for k, lowered by the kernel's hints.
+template <backend B, class F>
+std::int64_t kernel_limit(const kernel<B, F>& k) {
+  const std::int64_t m = backend_traits<B>::kernel_max_work_group_size(k);
+  constexpr std::int64_t h = hints_of<F>.bound();
+  return h > 0 && h < m ? h : m;
+}
+/// A launch's work-group size against the kernel's required one (std::invalid_argument naming
+/// both).
+inline void check_required_size(const launch_hints& h, const std::array<std::int64_t, 3>& items,
+                                const std::string& name) {
+  if (!h.has_required() || items == h.required_size) return;
+  const auto str = [](const std::array<std::int64_t, 3>& a) {
+    return "(" + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ", " + std::to_string(a[2]) + ")";
+  };
+  bad_launch((name.empty() ? std::string("the kernel") : "kernel '" + name + "'") + " requires work-groups of " +
+             str(h.required_size) + " work-items (launch_hints::required_size); this launch has " + str(items));
+}
+}  // namespace detail
+
+template <backend B, class F>
 class kernel {
   static_assert(std::is_trivially_copyable_v<F>,
                 "ki::kernel_function: the kernel must be trivially copyable (a struct of plain members or "
@@ -63,18 +88,25 @@ class kernel {
   std::string name;
   /// The backend-specific compiler options it was compiled with.
   kwargs options;
+  /// The kernel's launch hints (ki/hints.hpp), part of its type.
+  static constexpr launch_hints hints = hints_of<F>;
 
   /// Launch: validates the geometry on the host (std::invalid_argument before anything runs),
   /// converts args with argconvert, and queues the launch on the calling thread's queue.
   template <class... Args>
   void operator()(const launch_options& o, Args&&... args) const {
     using traits = backend_traits<B>;
-    const std::int64_t kmax = traits::kernel_max_work_group_size(*this);
-    const auto g = detail::resolve_geometry(o.numgroups, o.workgroupsize, o.ndrange, o.max_work_group_size, kmax,
+    const std::int64_t kmax = detail::kernel_limit(*this);
+    // A required work-group size is the default one.
+    const dims wgs = hints.has_required() && !o.workgroupsize.given()
+                         ? dims(hints.required_size[0], hints.required_size[1], hints.required_size[2])
+                         : o.workgroupsize;
+    const auto g = detail::resolve_geometry(o.numgroups, wgs, o.ndrange, o.max_work_group_size, kmax,
                                             traits::max_work_group_dims(backend),
                                             [&](std::optional<std::int64_t> nitems, std::int64_t bound) {
                                               return traits::launch_configuration(*this, nitems, bound);
                                             });
+    detail::check_required_size(hints, g.items, name);
     if (g.empty) return;
     traits::launch(*this, g.groups, g.items, o.options, argconvert(backend, std::forward<Args>(args))...);
   }
@@ -137,8 +169,8 @@ void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::arra
     if (items[i] > detail::int64_max / groups[i])
       detail::bad_launch("dimension " + std::to_string(i) + ": groups * items overflows std::int64_t");
   }
-  detail::check_group_size(items, "items", traits::kernel_max_work_group_size(k),
-                           traits::max_work_group_dims(k.backend));
+  detail::check_group_size(items, "items", detail::kernel_limit(k), traits::max_work_group_dims(k.backend));
+  detail::check_required_size(k.hints, items, k.name);
   std::apply([&](auto&... a) { traits::launch(k, groups, items, options, argconvert(k.backend, a)...); }, args);
 }
 

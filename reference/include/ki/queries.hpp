@@ -18,10 +18,11 @@ std::int64_t max_work_group_size(const B& b) {
   return backend_traits<B>::max_work_group_size(b);
 }
 
-/// The largest work-group for launches of k (may be lower than the device's).
+/// The largest work-group for launches of k (may be lower than the device's; its launch hints
+/// lower it too).
 template <backend B, class F>
 std::int64_t max_work_group_size(const kernel<B, F>& k) {
-  return backend_traits<B>::kernel_max_work_group_size(k);
+  return detail::kernel_limit(k);
 }
 
 template <backend B>
@@ -98,10 +99,18 @@ launch_configuration_result launch_configuration(
   if (max_work_group_size <= 0)
     throw std::invalid_argument(
         "ki::launch_configuration: max_work_group_size = " + std::to_string(max_work_group_size) + " must be positive");
-  const std::int64_t kmax = backend_traits<B>::kernel_max_work_group_size(k);
+  const std::int64_t kmax = detail::kernel_limit(k);
+  const std::int64_t bound = max_work_group_size < kmax ? max_work_group_size : kmax;
+  if constexpr (kernel<B, F>::hints.has_required()) {  // the only size it can be launched with
+    constexpr std::int64_t r = kernel<B, F>::hints.required_items();
+    if (r > bound)
+      throw std::invalid_argument("ki::launch_configuration: the kernel's required work-group size has " +
+                                  std::to_string(r) +
+                                  " work-items, more than max_work_group_size = " + std::to_string(bound));
+    return launch_configuration_result{r};
+  }
   // Named type, not `return {...}`: nvcc 13 (its host pass) rejects the braced form here.
-  return launch_configuration_result{
-      backend_traits<B>::launch_configuration(k, nitems, max_work_group_size < kmax ? max_work_group_size : kmax)};
+  return launch_configuration_result{backend_traits<B>::launch_configuration(k, nitems, bound)};
 }
 
 }  // namespace ki

@@ -1,6 +1,7 @@
 // Private to the offload backends: the kernel entry point and what the runtime knows about it.
 //
-// A kernel F runs as entry<F, P...>, one __global__ function per kernel type and parameter list.
+// A kernel F runs as entry<F, P...>, one __global__ function per kernel type and parameter list
+// (bounded_entry<F, P...>, with __launch_bounds__, where F has launch hints: ki/hints.hpp).
 // Where F has one non-template operator() (functor structs, KI_LAMBDAs), P... are its parameter
 // types (decayed) and the entry exists before the first launch: max_work_group_size(kernel)
 // comes from its function attributes (registers, local memory) and launch_configuration from
@@ -15,6 +16,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include <ki/hints.hpp>
 #include <ki/offload/device.hpp>
 
 namespace ki::KI_OFFLOAD_NAMESPACE::detail {
@@ -22,6 +24,24 @@ namespace ki::KI_OFFLOAD_NAMESPACE::detail {
 template <class F, class... A>
 __global__ void entry(F f, A... args) {
   f(args...);
+}
+
+/// The bound a kernel's launch hints give its entry (ki/hints.hpp), 0 for none.
+template <class F>
+inline constexpr int entry_bound = static_cast<int>(hints_of<F>.bound());
+
+/// The entry of a kernel with launch hints: the device compiler is told the largest block it
+/// will run (registers per thread are chosen for it).
+template <class F, class... A>
+__global__ void __launch_bounds__(entry_bound<F>) bounded_entry(F f, A... args) {
+  f(args...);
+}
+
+/// Launches F's entry (bounded where F has hints) with the parameters A...
+template <class F, class... A>
+void launch_entry(dim3 grid, dim3 block, api::stream_t s, const F& f, A... args) {
+  if constexpr (entry_bound < F >> 0) bounded_entry<F, A...><<<grid, block, 0, s>>>(f, args...);
+  else entry<F, A...><<<grid, block, 0, s>>>(f, args...);
 }
 
 template <class M>
@@ -46,12 +66,18 @@ struct kernel_params {
 };
 template <class F>
 struct kernel_params<F, std::void_t<decltype(&F::operator())>> : member_params<decltype(&F::operator())> {};
+/// A kernel with hints takes its callable's parameters.
+template <launch_hints H, class F>
+struct kernel_params<hinted<H, F>, void> : kernel_params<F> {};
 
 template <class F, class Tuple>
 struct entry_of;
 template <class F, class... P>
 struct entry_of<F, std::tuple<P...>> {
-  static const void* get() { return reinterpret_cast<const void*>(&entry<F, P...>); }
+  static const void* get() {
+    if constexpr (entry_bound < F >> 0) return reinterpret_cast<const void*>(&bounded_entry<F, P...>);
+    else return reinterpret_cast<const void*>(&entry<F, P...>);
+  }
 };
 
 /// The entry of F known before launch, or nullptr.
