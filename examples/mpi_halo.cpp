@@ -136,8 +136,17 @@ bool run(const B& b, const char* backend_name, const options& o) {
   if (n < 2)
     throw std::invalid_argument("--cells " + std::to_string(o.cells) + ": rank " + std::to_string(rank) +
                                 " would own " + std::to_string(n) + " cells (at least 2 per rank)");
-  std::printf("rank %d of %d: %s device %d of %d, cells [%lld, %lld)\n", rank, ranks, backend_name, device,
-              static_cast<int>(ki::ndevices(b)), static_cast<long long>(first), static_cast<long long>(first + n));
+  {  // rank 0 prints where every rank runs, in rank order
+    const i64 mine[3] = {device, static_cast<i64>(ki::ndevices(b)), first};
+    std::vector<i64> where(rank == 0 ? static_cast<std::size_t>(3 * ranks) : 0);
+    MPI_Gather(mine, 3, MPI_INT64_T, where.data(), 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    for (int r = 0; r < (rank == 0 ? ranks : 0); ++r) {
+      const i64* w = &where[static_cast<std::size_t>(3 * r)];
+      std::printf("rank %d of %d: %s device %lld of %lld, cells [%lld, %lld)\n", r, ranks, backend_name,
+                  static_cast<long long>(w[0]), static_cast<long long>(w[1]), static_cast<long long>(w[2]),
+                  static_cast<long long>(o.cells * (r + 1) / ranks));
+    }
+  }
   const int left = rank > 0 ? rank - 1 : MPI_PROC_NULL, right = rank + 1 < ranks ? rank + 1 : MPI_PROC_NULL;
 
   std::vector<i64> h(static_cast<std::size_t>(n + 2));
