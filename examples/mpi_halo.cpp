@@ -21,7 +21,7 @@
 // Rank r uses device (its rank on the node) mod ndevices: one rank per GPU on a node of GPUs.
 // Rank 0 gathers the result and compares it with the same stencil run on the whole domain on its
 // own device (itself checked against a host loop); every rank exits 1 on a mismatch.
-// --break-exchange skips MPI_Sendrecv (the halos keep their first values): the check must fail.
+// --break-exchange skips MPI_Sendrecv (every halo then reads 0 after the first step): the check must fail.
 #include <mpi.h>
 
 #include <algorithm>
