@@ -2,20 +2,24 @@
 // and reports any output that differs from the baseline run (seed 0), with the seed that
 // replays it, plus the oracle's launch reports of every run.
 //
-//   ki-check [--seeds N] [--profile NAME] [--threads T] [--json] [--verbose] -- PROGRAM [ARGS...]
+//   ki-check [--seeds N] [--profile NAME] [--first] [--json] [--verbose] -- PROGRAM [ARGS...]
 //
 // Each run gets KI_REFERENCE_SEED=<seed>, KI_REFERENCE_THREADS=1 (deterministic, replayable)
 // and KI_REFERENCE_REPORT=<a temporary file> in its environment (and KI_REFERENCE_PROFILE with
 // --profile). Its stdout is compared line by line with the baseline's; a line of the form
-// "NAME: v0 v1 v2 ..." is a buffer and is compared element by element. Exit status: 0 when
-// every run printed the same and no launch failed, 1 when something differs or failed, 2 on
-// bad usage.
+// "NAME: v0 v1 v2 ..." is a buffer and is compared element by element. --first stops after the
+// first run that differs or has a failed launch (the report then covers the runs made). While
+// it runs, and only when stderr is a terminal, one line on stderr shows the seeds done of the
+// total, the time elapsed and an estimate of the time left; it is erased before the report, so
+// a pipe or a log file sees exactly what it saw without it. Exit status: 0 when every run
+// printed the same and no launch failed, 1 when something differs or failed, 2 on bad usage.
 #include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -194,6 +198,21 @@ std::vector<std::string> kinds_in(const std::string& json) {
   return k;
 }
 
+bool has_error(const run_result& r) {
+  for (const auto& rep : r.reports)
+    if (rep.find("\"severity\":\"error\"") != std::string::npos) return true;
+  return false;
+}
+
+/// The progress line (stderr is a terminal): rewritten in place after each run.
+void show_progress(std::size_t done, std::uint64_t total, double elapsed_s, std::size_t with_findings) {
+  const double left = done == 0 ? 0.0 : elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
+  std::fprintf(stderr, "\r\033[Kki-check: %zu/%llu seeds done, %.1f s elapsed, about %.1f s left", done,
+               static_cast<unsigned long long>(total), elapsed_s, left);
+  if (with_findings > 0) std::fprintf(stderr, ", %zu with findings", with_findings);
+  std::fflush(stderr);
+}
+
 std::string command_line(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
@@ -202,9 +221,10 @@ std::string command_line(const std::vector<std::string>& argv) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: ki-check [--seeds N] [--profile NAME] [--json] [--verbose] -- PROGRAM [ARGS...]\n"
+               "usage: ki-check [--seeds N] [--profile NAME] [--first] [--json] [--verbose] -- PROGRAM [ARGS...]\n"
                "  runs PROGRAM under schedule-exploration seeds 0..N-1 (default 8) of the reference backend\n"
-               "  and reports outputs that differ from seed 0, with the seed that replays them\n");
+               "  and reports outputs that differ from seed 0, with the seed that replays them;\n"
+               "  --first stops at the first run that differs or fails\n");
   return 2;
 }
 
@@ -213,7 +233,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::uint64_t seeds = 8;
   std::string profile;
-  bool json = false, verbose = false;
+  bool json = false, verbose = false, first = false;
   int i = 1;
   for (; i < argc; ++i) {
     const std::string a = argv[i];
@@ -230,6 +250,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--profile" && i + 1 < argc) {
       profile = argv[++i];
+    } else if (a == "--first") {
+      first = true;
     } else if (a == "--json") {
       json = true;
     } else if (a == "--verbose") {
@@ -246,28 +268,39 @@ int main(int argc, char** argv) {
   const std::string report_path =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/ki-check-" + std::to_string(getpid()) + ".jsonl";
 
+  const bool progress = isatty(2) != 0;
+  const auto start = std::chrono::steady_clock::now();
   std::vector<run_result> runs;
   std::vector<std::vector<difference>> diffs;
+  std::size_t differing = 0, with_errors = 0, with_findings = 0;
+  bool stopped = false;  // by --first, before the last seed
   for (std::uint64_t s = 0; s < seeds; ++s) {
     runs.push_back(run_once(prog, s, profile, report_path));
     diffs.push_back(s == 0 ? std::vector<difference>{} : compare(runs.front(), runs.back()));
+    const bool differs = !diffs.back().empty(), failed = has_error(runs.back());
+    differing += differs ? 1 : 0;
+    with_errors += failed ? 1 : 0;
+    with_findings += differs || failed ? 1 : 0;
+    if (progress)
+      show_progress(runs.size(), seeds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                    with_findings);
+    if (first && (differs || failed)) {
+      stopped = s + 1 < seeds;
+      break;
+    }
   }
-
-  std::size_t differing = 0, with_errors = 0;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    if (!diffs[k].empty()) ++differing;
-    for (const auto& r : runs[k].reports)
-      if (r.find("\"severity\":\"error\"") != std::string::npos) {
-        ++with_errors;
-        break;
-      }
+  if (progress) {  // erase the line: the report that follows starts at column 0
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
   }
   const bool found = differing > 0 || with_errors > 0;
+  const auto ran = static_cast<unsigned long long>(runs.size());
 
   if (json) {
     std::ostringstream os;
     os << "{\"program\":" << json_string(command_line(prog)) << ",\"profile\":" << json_string(profile)
-       << ",\"seeds\":" << seeds << ",\"found\":" << (found ? "true" : "false") << ",\"runs\":[";
+       << ",\"seeds\":" << seeds << ",\"seeds_run\":" << ran << ",\"stopped_by_first\":" << (stopped ? "true" : "false")
+       << ",\"found\":" << (found ? "true" : "false") << ",\"runs\":[";
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const auto& r = runs[k];
       os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"order\":\"" << order_of(r.seed)
@@ -299,9 +332,8 @@ int main(int argc, char** argv) {
     return found ? 1 : 0;
   }
 
-  std::printf("ki-check: %llu runs of '%s'%s%s (seed 0 = forward order is the baseline; threads = 1)\n",
-              static_cast<unsigned long long>(seeds), command_line(prog).c_str(), profile.empty() ? "" : ", profile ",
-              profile.c_str());
+  std::printf("ki-check: %llu runs of '%s'%s%s (seed 0 = forward order is the baseline; threads = 1)\n", ran,
+              command_line(prog).c_str(), profile.empty() ? "" : ", profile ", profile.c_str());
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& r = runs[k];
     std::vector<std::string> kinds;
@@ -339,9 +371,12 @@ int main(int argc, char** argv) {
     std::printf(
         "ki-check: FOUND: the output differs from seed 0 under %zu of %llu seeds: it depends on the schedule (a race, "
         "an uninitialised read or a sub-group layout assumption)\n",
-        differing, static_cast<unsigned long long>(seeds - 1));
+        differing, ran - 1);
   if (with_errors > 0)
     std::printf("ki-check: FOUND: launches failed under %zu seeds (see the oracle reports)\n", with_errors);
+  if (stopped)
+    std::printf("ki-check: stopped by --first after seed %llu (%llu of %llu seeds run)\n", ran - 1, ran,
+                static_cast<unsigned long long>(seeds));
   if (!found)
     std::printf("ki-check: no difference and no error under %llu seeds\n", static_cast<unsigned long long>(seeds));
   return found ? 1 : 0;
