@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include <ki/macros.hpp>
+#include <ki/target.hpp>
 #if KI_GPU_PASS && defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #elif KI_GPU_PASS
@@ -183,18 +184,32 @@ KI_DEVICE inline memory_order store_order(memory_order o) {
 }
 }  // namespace detail
 
+// What the target lacks (ki/target.hpp) does not compile, naming the feature.
+#define KI_DETAIL_TARGET_HAS(T, what)                                                              \
+  static_assert(sizeof(T) < 8 || target.atomics64,                                                 \
+                "ki::" what                                                                        \
+                " on a 64-bit type needs 64-bit atomics: ki::target.atomics64 is false for this "  \
+                "target; put the call under if constexpr (ki::target.atomics64) with a fallback"); \
+  static_assert(!std::is_same_v<T, double> || target.float64,                                      \
+                "ki::" what                                                                        \
+                " on double needs float64: ki::target.float64 is false for this target; put the "  \
+                "call under if constexpr (ki::target.float64) with a fallback")
+
 template <detail::atomic_value T>
 KI_DEVICE T atomic_load(T* p, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_load");
   return detail::atomic_ref_t<T>(*p).load(detail::native(detail::load_order(o)));
 }
 
 template <detail::atomic_value T>
 KI_DEVICE void atomic_store(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_store");
   detail::atomic_ref_t<T>(*p).store(v, detail::native(detail::store_order(o)));
 }
 
 template <detail::atomic_value T>
 KI_DEVICE T atomic_exchange(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_exchange");
   return detail::atomic_ref_t<T>(*p).exchange(v, detail::native(o));
 }
 
@@ -203,17 +218,20 @@ KI_DEVICE T atomic_exchange(T* p, std::type_identity_t<T> v, memory_order o = me
 template <detail::atomic_value T>
 KI_DEVICE bool atomic_compare_exchange(T* p, T& expected, std::type_identity_t<T> desired,
                                        memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_compare_exchange");
   return detail::atomic_ref_t<T>(*p).compare_exchange_strong(expected, desired, detail::native(o),
                                                              detail::native(detail::load_order(o)));
 }
 
 template <detail::atomic_value T>
 KI_DEVICE T atomic_fetch_add(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_fetch_add");
   return detail::atomic_ref_t<T>(*p).fetch_add(v, detail::native(o));
 }
 
 template <detail::atomic_value T>
 KI_DEVICE T atomic_fetch_sub(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_fetch_sub");
   return detail::atomic_ref_t<T>(*p).fetch_sub(v, detail::native(o));
 }
 
@@ -224,16 +242,19 @@ KI_DEVICE T atomic_fetch_sub(T* p, std::type_identity_t<T> v, memory_order o = m
 
 template <detail::atomic_value T>
 KI_DEVICE T atomic_fetch_and(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_fetch_and");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_and");
   return detail::atomic_ref_t<T>(*p).fetch_and(v, detail::native(o));
 }
 template <detail::atomic_value T>
 KI_DEVICE T atomic_fetch_or(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_fetch_or");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_or");
   return detail::atomic_ref_t<T>(*p).fetch_or(v, detail::native(o));
 }
 template <detail::atomic_value T>
 KI_DEVICE T atomic_fetch_xor(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_fetch_xor");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_xor");
   return detail::atomic_ref_t<T>(*p).fetch_xor(v, detail::native(o));
 }
@@ -242,6 +263,7 @@ KI_DEVICE T atomic_fetch_xor(T* p, std::type_identity_t<T> v, memory_order o = m
 /// operations without a native atomic). Returns the previous value. f may run several times.
 template <detail::atomic_value T, class F>
 KI_DEVICE T atomic_update(T* p, F f, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_update");
   detail::atomic_ref_t<T> r(*p);
   T old = r.load(detail::native(detail::load_order(o)));
   while (
@@ -252,6 +274,7 @@ KI_DEVICE T atomic_update(T* p, F f, memory_order o = memory_order::relaxed) {
 
 template <detail::atomic_value T>
 KI_DEVICE T atomic_fetch_min(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_fetch_min");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_min");
 #if KI_GPU_PASS
   return detail::atomic_ref_t<T>(*p).fetch_min(v, detail::native(o));
@@ -262,6 +285,7 @@ KI_DEVICE T atomic_fetch_min(T* p, std::type_identity_t<T> v, memory_order o = m
 }
 template <detail::atomic_value T>
 KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+  KI_DETAIL_TARGET_HAS(T, "atomic_fetch_max");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_max");
 #if KI_GPU_PASS
   return detail::atomic_ref_t<T>(*p).fetch_max(v, detail::native(o));
@@ -271,6 +295,7 @@ KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = m
 #endif
 }
 #undef KI_DETAIL_INTEGER_ONLY
+#undef KI_DETAIL_TARGET_HAS
 
 /// Orders memory accesses around it without an atomic operation (C++ atomic_thread_fence).
 KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst) {

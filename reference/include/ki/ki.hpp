@@ -22,4 +22,5 @@
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
 #include <ki/sub_group.hpp>
+#include <ki/target.hpp>
 #include <ki/xyz.hpp>
