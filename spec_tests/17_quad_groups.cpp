@@ -147,7 +147,7 @@ TEMPLATE_LIST_TEST_CASE("quad: on a sub-group narrower than four lanes a quad fu
       ki::synchronize(b);
       FAIL("no error for a width of 4 on a narrower sub-group");
     } catch (const ki::kernel_error& e) {
-      INFO(e.what());
+      KI_INFO(e.what());
       CHECK(std::string(e.what()).find("width = 4") != std::string::npos);
       CHECK(std::string(e.what()).find("17_quad_groups.cpp:" + std::to_string(narrow::line)) != std::string::npos);
     }

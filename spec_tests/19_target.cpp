@@ -58,7 +58,7 @@ TEMPLATE_LIST_TEST_CASE("target: kernels see the target they are compiled for, a
   ki::launch(b, {.numgroups = 1, .workgroupsize = 1}, describe_target{}, out);
   const auto h = ki_test::read(b, out);
   const std::string backend = ki_test::config<TestType>::name;
-  INFO(backend << ": kind " << h[0] << ", cuda_arch " << h[1] << ", hip_gfx " << h[2] << ", width " << h[3]);
+  KI_INFO(backend << ": kind " << h[0] << ", cuda_arch " << h[1] << ", hip_gfx " << h[2] << ", width " << h[3]);
   if (backend == "cuda") {
     CHECK(h[0] == static_cast<i64>(ki::target_kind::cuda));
     CHECK(h[1] >= 700);  // __CUDA_ARCH__ of the device pass (900 for the sm_90 build)
