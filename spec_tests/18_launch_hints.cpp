@@ -38,6 +38,11 @@ struct record_size {
   }
 };
 
+/// Each work-item stores its work-group's x size (a kernel without hints of its own).
+struct local_size_x {
+  KI_DEVICE void operator()(ki::span<i64> out) const { out[ki::get_global_id().x] = ki::get_local_size().x; }
+};
+
 struct at_most_64 : record_size {
   static constexpr ki::launch_hints hints{.maxthreads = 64};
 };
@@ -114,13 +119,11 @@ TEMPLATE_LIST_TEST_CASE("launch: a required work-group size is the default one, 
   CHECK_THROWS_AS(ki::launch(k, {1, 1, 1}, {8, 2, 2}, std::tie(out)), std::invalid_argument);
 }
 
-TEMPLATE_LIST_TEST_CASE("launch: with_hints gives a lambda hints, and both hints apply together", "[launch]",
+TEMPLATE_LIST_TEST_CASE("launch: with_hints gives a kernel hints, and both hints apply together", "[launch]",
                         ki_test::backends) {
   ki_test::make<TestType>();
   const auto b = ki_test::config<TestType>::make();
-  const auto k = ki::kernel_function(
-      b, ki::with_hints<ki::launch_hints{.required_size = {16, 1, 1}}>(
-             KI_LAMBDA(ki::span<i64> out) { out[ki::get_global_id().x] = ki::get_local_size().x; }));
+  const auto k = ki::kernel_function(b, ki::with_hints<ki::launch_hints{.required_size = {16, 1, 1}}>(local_size_x{}));
   CHECK(ki::max_work_group_size(k) == 16);
   auto out = ki_test::filled<i64>(b, 48, 0);
   k({.ndrange = 48}, out);

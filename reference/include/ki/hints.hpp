@@ -72,11 +72,13 @@ consteval launch_hints hints_of_type() {
 template <class F>
 inline constexpr launch_hints hints_of = detail::hints_of_type<std::remove_cvref_t<F>>();
 
-/// F with the hints H (for kernels that cannot declare a static member, e.g. lambdas). A kernel
-/// like any other: trivially copyable when F is, called as F.
-template <launch_hints H, class F>
+/// F with the hints (maxthreads, required x, y, z) (for kernels that cannot declare a static
+/// member, e.g. lambdas): ki::with_hints<ki::launch_hints{...}>(f). A kernel like any other:
+/// trivially copyable when F is, called as F. (Integers, not a launch_hints, as template
+/// arguments: nvcc's generated host code cannot spell a class-type template argument.)
+template <std::int64_t MaxThreads, std::int64_t X, std::int64_t Y, std::int64_t Z, class F>
 struct hinted {
-  static constexpr launch_hints hints = H;
+  static constexpr launch_hints hints{MaxThreads, {X, Y, Z}};
   F f;
   template <class... A>
   KI_DEVICE decltype(auto) operator()(A&&... a) const {
@@ -85,8 +87,9 @@ struct hinted {
 };
 
 template <launch_hints H, class F>
-constexpr hinted<H, std::decay_t<F>> with_hints(F&& f) {
-  return {std::forward<F>(f)};
+constexpr auto with_hints(F&& f) {
+  return hinted<H.maxthreads, H.required_size[0], H.required_size[1], H.required_size[2], std::decay_t<F>>{
+      std::forward<F>(f)};
 }
 
 }  // namespace ki

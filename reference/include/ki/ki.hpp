@@ -6,6 +6,7 @@
 #include <ki/argconvert.hpp>
 #include <ki/atomic.hpp>
 #include <ki/backend.hpp>
+#include <ki/const_span.hpp>
 #include <ki/barrier.hpp>
 #include <ki/device.hpp>
 #include <ki/dims.hpp>

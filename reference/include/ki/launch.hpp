@@ -23,6 +23,7 @@
 
 #include <ki/argconvert.hpp>
 #include <ki/backend.hpp>
+#include <ki/const_span.hpp>
 #include <ki/detail/geometry.hpp>
 #include <ki/dims.hpp>
 #include <ki/hints.hpp>
@@ -108,7 +109,11 @@ class kernel {
                                             });
     detail::check_required_size(hints, g.items, name);
     if (g.empty) return;
-    traits::launch(*this, g.groups, g.items, o.options, argconvert(backend, std::forward<Args>(args))...);
+    const auto launch_converted = [&](auto... c) {
+      detail::check_const_args(c...);  // a ki::Const argument aliases no writable one
+      traits::launch(*this, g.groups, g.items, o.options, c...);
+    };
+    launch_converted(argconvert(backend, std::forward<Args>(args))...);
   }
   /// Launch one work-group of one work-item (numgroups and workgroupsize default to 1).
   template <class... Args>
@@ -171,7 +176,11 @@ void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::arra
   }
   detail::check_group_size(items, "items", detail::kernel_limit(k), traits::max_work_group_dims(k.backend));
   detail::check_required_size(k.hints, items, k.name);
-  std::apply([&](auto&... a) { traits::launch(k, groups, items, options, argconvert(k.backend, a)...); }, args);
+  const auto launch_converted = [&](auto... c) {
+    detail::check_const_args(c...);
+    traits::launch(k, groups, items, options, c...);
+  };
+  std::apply([&](auto&... a) { launch_converted(argconvert(k.backend, a)...); }, args);
 }
 
 }  // namespace ki

@@ -67,8 +67,8 @@ struct kernel_params {
 template <class F>
 struct kernel_params<F, std::void_t<decltype(&F::operator())>> : member_params<decltype(&F::operator())> {};
 /// A kernel with hints takes its callable's parameters.
-template <launch_hints H, class F>
-struct kernel_params<hinted<H, F>, void> : kernel_params<F> {};
+template <std::int64_t M, std::int64_t X, std::int64_t Y, std::int64_t Z, class F>
+struct kernel_params<hinted<M, X, Y, Z, F>, void> : kernel_params<F> {};
 
 template <class F, class Tuple>
 struct entry_of;
