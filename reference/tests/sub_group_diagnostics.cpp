@@ -136,6 +136,21 @@ struct divergent_shuffle {
   }
 };
 
+/// Sub-group matrix operations (ki/sub_group_matrix.hpp) in a divergent branch: lanes 0-3
+/// multiply and the others skip it (mode 0) or store instead (mode 1).
+// clang-format off
+struct divergent_matrix {
+  static constexpr unsigned line_mul = __LINE__ + 5, line_store = __LINE__ + 6;
+  int mode;
+  void operator()(ki::span<float> out) const {
+    const auto a = ki::sub_group_matrix<float>::filled(1.0f);
+    auto c = a;
+    if (ki::get_sub_group_local_id() < 4) c = ki::multiply(a, a);
+    else if (mode == 1) ki::sub_group_store(a, out);
+  }
+};
+// clang-format on
+
 /// Lanes 0-3 pass one argument, the others another: which one is `what`.
 // (the tests name the lines of these calls, counted from __LINE__: kept as they are)
 // clang-format off
@@ -604,4 +619,23 @@ TEST_CASE("KI_REFERENCE_PROFILE with an unknown name is std::invalid_argument na
   } catch (const std::invalid_argument& e) {
     CHECK_THAT(std::string(e.what()), ContainsSubstring("'no-such-device'"));
   }
+}
+
+TEST_CASE("sub-group matrix operations are collectives: divergence and different operations are named with lines",
+          "[sub_group_diagnostics]") {
+  const ki::reference::backend b{.device = preset("amd-wave32")};
+  auto out = ki::zeros<float>(b, 64);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, divergent_matrix{0}, out);
+  auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::cannot_finish);
+  CHECK(this_file.names(e->what(), "items 0-3 wait at shfl ", divergent_matrix::line_mul));
+  CHECK_THAT(std::string(e->what()), ContainsSubstring("items 4-31 exited"));
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, divergent_matrix{1}, out);
+  e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::collective_mismatch);
+  CHECK_THAT(std::string(e->what()), ContainsSubstring("lane 0 is at shfl " + this_file.loc(divergent_matrix::line_mul) +
+                                                       ", lane 4 at sub_group_all " +
+                                                       this_file.loc(divergent_matrix::line_store)));
 }

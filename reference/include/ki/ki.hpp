@@ -23,5 +23,6 @@
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
 #include <ki/sub_group.hpp>
+#include <ki/sub_group_matrix.hpp>
 #include <ki/target.hpp>
 #include <ki/xyz.hpp>

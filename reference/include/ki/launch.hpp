@@ -65,7 +65,9 @@ inline void check_required_size(const launch_hints& h, const std::array<std::int
                                 const std::string& name) {
   if (!h.has_required() || items == h.required_size) return;
   const auto str = [](const std::array<std::int64_t, 3>& a) {
-    return "(" + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ", " + std::to_string(a[2]) + ")";
+    std::string s = "(";  // (appends, not "(" + std::to_string(...): GCC 12 warns falsely there, -Wrestrict)
+    s.append(std::to_string(a[0])).append(", ").append(std::to_string(a[1])).append(", ");
+    return s.append(std::to_string(a[2])).append(")");
   };
   bad_launch((name.empty() ? std::string("the kernel") : "kernel '" + name + "'") + " requires work-groups of " +
              str(h.required_size) + " work-items (launch_hints::required_size); this launch has " + str(items));
