@@ -134,6 +134,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     for (auto& p : pending_) p.clear();
     seq_count_.assign(static_cast<std::size_t>(layout_.count), 0);
     seq_log_.clear();
+    width_log_.clear();
     locals_.clear();
     local_bytes_ = 0;
     arena_.reset();
@@ -232,6 +233,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     // The scope: the caller's segment where segments may diverge, else the whole sub-group.
     const i64 sg = it.sub_group_id, lane = it.sub_group_lane;
     const bool segment = c.width > 0 && d_->b->device.partitionable_subgroups;
+    if (segment) check_width(sg, lane, c);
     const i64 begin = segment ? lane / c.width * c.width : 0, lanes = segment ? c.width : W;
     const i64 present = std::max<i64>(0, std::min<i64>(lanes, it.sub_group_size - begin));
     const std::size_t self = slot_of(it);
@@ -340,6 +342,31 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
                              " as its communication function #" + std::to_string(k) + ", sub-group " +
                              std::to_string(e.sub_group) + " executed " + collective_name(e.kind) + " at " +
                              to_string(e.where),
+                         true};
+  }
+
+  /// Where segments synchronise on their own, the width must still be the same for every
+  /// work-item of the sub-group (spec: "so that the segments partition it"): the k-th execution
+  /// of a call site by each lane is compared with the first lane's k-th execution of it (lanes
+  /// that execute it fewer times, as diverging segments may, are compared as far as they go).
+  void check_width(i64 sg, i64 lane, const cpu::collective& c) {
+    auto& log = width_log_[width_site{sg, c.kind, c.where.file, c.where.line, c.where.column}];
+    if (log.count.empty()) log.count.assign(static_cast<std::size_t>(gs_.sub_group_width), 0);
+    const std::size_t k = static_cast<std::size_t>(log.count[static_cast<std::size_t>(lane)]++);
+    if (k == log.first.size()) {
+      log.first.push_back({c.width, lane});
+      return;
+    }
+    const auto [width, first_lane] = log.first[k];
+    if (width != c.width)
+      throw item_failure{kernel_error::kind::collective_mismatch,
+                         "sub-group " + std::to_string(sg) + ": " + collective_name(c.kind) + " at " +
+                             to_string(c.where) + ": width differs: lane " + std::to_string(first_lane) + " passes " +
+                             std::to_string(width) + ", lane " + std::to_string(lane) + " passes " +
+                             std::to_string(c.width) +
+                             " (the width must be the same for every work-item of the sub-group, so that the "
+                             "segments partition it; execution #" +
+                             std::to_string(k) + " of the call by each lane)",
                          true};
   }
 
@@ -461,9 +488,21 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     source_location where;
     i64 width;
   };
-  std::vector<i64> seq_count_;              // per sub-group: communication functions done
-  std::vector<sequence_entry> seq_log_;     // the first sub-group's sequence
-  std::vector<cpu::collective*> scope_at_;  // the resolving scope's participants, by lane
+  struct width_site {  // a call site of a width function in a sub-group
+    i64 sub_group;
+    cpu::collective_kind kind;
+    const char* file;
+    unsigned line, column;
+    auto operator<=>(const width_site&) const = default;
+  };
+  struct width_history {
+    std::vector<i64> count;                  // per lane: executions so far
+    std::vector<std::pair<i64, i64>> first;  // per execution: the width and the first lane's number
+  };
+  std::map<width_site, width_history> width_log_;  // partitionable sub-groups: widths per call site
+  std::vector<i64> seq_count_;                     // per sub-group: communication functions done
+  std::vector<sequence_entry> seq_log_;            // the first sub-group's sequence
+  std::vector<cpu::collective*> scope_at_;         // the resolving scope's participants, by lane
   poison_source poison_;
   warning_sites unspecified_;
   // round_point_ while a barrier may take its fast path; no_site before the round's first

@@ -136,6 +136,27 @@ struct divergent_shuffle {
   }
 };
 
+/// Widths that differ between the work-items of a sub-group (mode 0: 16 for lanes 0-15, 8 for
+/// the others, segments that tile the sub-group; mode 1: 4 for lanes 0-3, 8 for the others),
+/// and widths that are right: the same for every lane, changing from one execution to the next
+/// (mode 2, a butterfly), with segments that loop different numbers of times (mode 3).
+struct segment_widths {
+  static constexpr unsigned line = __LINE__ + 6;
+  int mode;
+  void operator()(ki::span<i64> out) const {
+    const i64 lane = ki::get_sub_group_local_id();
+    i64 v = lane;
+    if (mode < 2) {
+      v = ki::shfl(v, 0, mode == 0 ? (lane < 16 ? 16 : 8) : (lane < 4 ? 4 : 8));
+    } else if (mode == 2) {
+      for (int w = 2; w <= 32; w *= 2) v += ki::shfl_xor(v, 1, w);
+    } else {
+      for (i64 k = 0; k <= lane / 8; ++k) v += ki::shfl_down(v, 1, 8);
+    }
+    out[ki::get_local_id().x] = v;
+  }
+};
+
 /// Sub-group matrix operations (ki/sub_group_matrix.hpp) in a divergent branch: lanes 0-3
 /// multiply and the others skip it (mode 0) or store instead (mode 1).
 // clang-format off
@@ -413,14 +434,16 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
   // The lane of shfl may differ: no error.
   ki::launch(b, {.numgroups = 1, .workgroupsize = 16}, divergent_shuffle{16}, out);
   ki::synchronize(b);
-  // With partitionable sub-groups (cuda preset) each segment synchronises on its own: lanes 0-3
-  // (width 4) complete, and lanes 4-7 wait for a segment of width 8 whose lanes 0-3 are gone.
+  // With partitionable sub-groups (cuda preset) each segment synchronises on its own, and the
+  // widths are compared call site by call site: lane 4 passes another width than lane 0 did
+  // (not "items 4-7 wait", the deadlock the segments would otherwise end in).
   const ki::reference::backend cuda{.device = preset("cuda")};
   ki::launch(cuda, {.numgroups = 1, .workgroupsize = 16}, disagreeing{2}, out);
   const auto e = sync_error(cuda);
   REQUIRE(e);
-  CHECK(e->error_kind() == kind::cannot_finish);
-  CHECK(this_file.names(e->what(), "items 4-7 wait at shfl ", disagreeing::line_width));
+  CHECK(e->error_kind() == kind::collective_mismatch);
+  CHECK(this_file.names(e->what(), "shfl at ", disagreeing::line_width));
+  CHECK_THAT(std::string(e->what()), ContainsSubstring("width differs: lane 0 passes 4, lane 4 passes 8"));
 }
 
 TEST_CASE("exclusive scan init: compared by value, not by padding bytes", "[sub_group_diagnostics]") {
@@ -635,7 +658,33 @@ TEST_CASE("sub-group matrix operations are collectives: divergence and different
   e = sync_error(b);
   REQUIRE(e);
   CHECK(e->error_kind() == kind::collective_mismatch);
-  CHECK_THAT(std::string(e->what()), ContainsSubstring("lane 0 is at shfl " + this_file.loc(divergent_matrix::line_mul) +
-                                                       ", lane 4 at sub_group_all " +
-                                                       this_file.loc(divergent_matrix::line_store)));
+  CHECK_THAT(std::string(e->what()),
+             ContainsSubstring("lane 0 is at shfl " + this_file.loc(divergent_matrix::line_mul) +
+                               ", lane 4 at sub_group_all " + this_file.loc(divergent_matrix::line_store)));
+}
+
+TEST_CASE(
+    "partitionable sub-groups: a width that differs between work-items of a sub-group names both widths and lanes",
+    "[sub_group_diagnostics]") {
+  const ki::reference::backend b{.device = preset("cuda")};
+  REQUIRE(ki::supports_partitionable_subgroups(b));
+  auto out = ki::zeros<i64>(b, 32);
+  const std::string want[] = {"width differs: lane 0 passes 16, lane 16 passes 8",
+                              "width differs: lane 0 passes 4, lane 4 passes 8"};
+  for (int mode = 0; mode < 2; ++mode) {
+    INFO("mode " << mode);
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, segment_widths{mode}, out);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::collective_mismatch);
+    const std::string what = e->what();
+    CHECK(this_file.names(what, "sub-group 0: shfl at ", segment_widths::line));
+    CHECK_THAT(what, ContainsSubstring(want[mode]));
+  }
+  // The same width for every lane, changing between executions; segments looping apart: no error.
+  for (int mode = 2; mode < 4; ++mode) {
+    INFO("mode " << mode);
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 32}, segment_widths{mode}, out);
+    CHECK_FALSE(sync_error(b));
+  }
 }
