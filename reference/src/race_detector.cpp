@@ -28,6 +28,7 @@ void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i6
   if (!shadow_.empty()) shadow_.clear();
   if (!group_globals_.empty()) group_globals_.clear();
   drop_pending();
+  round_flags_ = local_bit | global_bit;  // (a failed group may have left a narrowed round)
   if (sg_epoch_.size() != static_cast<std::size_t>(g.count)) sg_epoch_.assign(static_cast<std::size_t>(g.count), 0);
   else if (sg_epochs_dirty_) std::fill(sg_epoch_.begin(), sg_epoch_.end(), 0);
   sg_epochs_dirty_ = false;
@@ -123,8 +124,9 @@ void race_detector::flush_accesses() {
     const bool changed = std::memcmp(p.addr, access_bytes_.data() + p.old, p.size) != 0;
     const local_alloc* local = local_of(p.addr);
     shadow& sh = shadow_[p.addr];
-    if (sh.epoch != interval_) {
-      sh.epoch = interval_;
+    const std::uint64_t interval = local != nullptr ? local_interval_ : global_interval_;
+    if (sh.epoch != interval) {
+      sh.epoch = interval;
       sh.writer.item = sh.readers[0].item = sh.readers[1].item = -1;
     }
     // A write is named by the last access of the segment, a read by the first.

@@ -99,7 +99,13 @@ class race_detector final : public ki::detail::checked::recorder {
   void drop_pending();
   /// The running barrier interval: accesses in different ones are ordered. The runner passes
   /// its round, which changes at every release and every group's start.
-  void set_interval(std::uint64_t round) { interval_ = round; }
+  /// A barrier narrowed by flags (ki::barrier(flags)) starts a new interval only for the memory
+  /// all of its work-items' flags name: the other memory's accesses stay unordered across it.
+  void set_interval(std::uint64_t round) {
+    if (round_flags_ & local_bit) local_interval_ = round;
+    if (round_flags_ & global_bit) global_interval_ = round;
+    round_flags_ = local_bit | global_bit;
+  }
   /// Work-items of one sub-group passed a sub_group_barrier: their accesses before it are
   /// ordered with those after it.
   void sub_group_barrier_passed(std::int64_t linear);
@@ -110,6 +116,7 @@ class race_detector final : public ki::detail::checked::recorder {
   // checked::recorder (from kernels compiled in checked-access mode)
   void access(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
   void atomic(const void* p) override;
+  void barrier_flags(unsigned orders) override { round_flags_ &= orders; }
 
  private:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -148,8 +155,10 @@ class race_detector final : public ki::detail::checked::recorder {
   checked_group g_{};
   std::int64_t group_linear_ = 0;
   xyz<std::int64_t> group_id_{};
-  std::uint64_t interval_ = 0;
-  std::vector<std::int64_t> sg_epoch_;  // per work-item: sub_group_barriers passed
+  static constexpr unsigned local_bit = 1, global_bit = 2;
+  std::uint64_t local_interval_ = 0, global_interval_ = 0;  // the running intervals, per memory
+  unsigned round_flags_ = local_bit | global_bit;           // what the round's barrier orders
+  std::vector<std::int64_t> sg_epoch_;                      // per work-item: sub_group_barriers passed
   bool sg_epochs_dirty_ = false;
   std::vector<pending_access> accesses_;  // the running segment's accesses, one per element
   std::vector<unsigned char> access_bytes_;

@@ -47,6 +47,53 @@ TEST_CASE("checked: sub_group_barrier orders the accesses of its sub-group", "[o
   }
 }
 
+/// Item i writes element i of local memory (global: of out), a barrier with `flags`, then
+/// reads element i + 1: ordered only where the flags name that memory. (A full barrier orders
+/// the read of out with the write of the result.)
+struct flagged_exchange {
+  static constexpr unsigned line_write_global = __LINE__ + 6, line_write_local = __LINE__ + 7, line_read = __LINE__ + 9;
+  ki::barrier_flags flags;
+  bool global;
+  void operator()(ki::span<i64> out) const {
+    auto buf = ki::localmemory<i64, 64>([] {});
+    const i64 i = ki::get_local_id().x, n = ki::get_local_size().x;
+    if (global) out[i] = 10 + i;
+    else buf[i] = 10 + i;
+    ki::barrier(flags);
+    const i64 v = global ? out[(i + 1) % n] : buf[(i + 1) % n];
+    ki::barrier();
+    out[i] = v;
+  }
+};
+
+TEST_CASE("checked: barrier(flags) orders only the memory its flags name", "[oracle][checked]") {
+  using f = ki::barrier_flags;
+  struct expectation {
+    f flags;
+    bool global, race;
+  };
+  const expectation cases[] = {
+      {f::local | f::global, false, false}, {f::local, false, false}, {f::global, false, true}, {f::none, false, true},
+      {f::local | f::global, true, false},  {f::global, true, false}, {f::local, true, true},   {f::none, true, true},
+  };
+  for (const auto& c : cases) {
+    INFO("flags " << static_cast<unsigned>(c.flags) << ", " << (c.global ? "global" : "local") << " memory");
+    auto o = run(backend_for("cuda"), flagged_exchange{c.flags, c.global}, 1, 8);
+    if (!c.race) {
+      CHECK(!o.error);
+      for (i64 i = 0; i < 8; ++i) CHECK(o.out[static_cast<std::size_t>(i)] == 10 + (i + 1) % 8);
+      continue;
+    }
+    REQUIRE(o.error);
+    CHECK(o.error->error_kind() == kind::data_race);
+    const std::string what = o.error->what();
+    INFO(what);
+    CHECK(what.find(at(c.global ? flagged_exchange::line_write_global : flagged_exchange::line_write_local)) !=
+          std::string::npos);
+    CHECK(what.find(at(flagged_exchange::line_read)) != std::string::npos);
+  }
+}
+
 /// Every work-item writes 1 to the same local flag (the same value), then a barrier.
 struct same_value_flag {
   static constexpr unsigned line = __LINE__ + 3;

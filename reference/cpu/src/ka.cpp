@@ -95,6 +95,8 @@ class ka_races final : public ki::detail::checked::recorder {
     pending_.push_back({p, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false});
     bytes_.insert(bytes_.end(), p, p + a.element_size);
   }
+  // (KA kernels synchronise with @synchronize, never ki::barrier: nothing to narrow.)
+  void barrier_flags(unsigned) override {}
   void atomic(const void* p) override {
     for (auto& q : pending_)
       if (q.addr == p) q.atomic = true;

@@ -36,6 +36,9 @@ class recorder {
   virtual void access(const array_info& a, std::int64_t index, const source_location& where) = 0;
   /// The running work-item accesses p atomically (atomics never race).
   virtual void atomic(const void* p) = 0;
+  /// The running work-item is about to wait at a barrier that orders only the memory in
+  /// `orders` (bit 0: local, bit 1: global; ki::barrier_flags).
+  virtual void barrier_flags(unsigned orders) = 0;
 
  protected:
   ~recorder() = default;
@@ -47,6 +50,11 @@ inline constinit thread_local recorder* active = nullptr;
 inline void note(const void* data, std::int64_t count, std::size_t size, std::int64_t index,
                  const source_location& where) {
   if (recorder* r = active) r->access(array_info{data, count, size}, index, where);
+}
+
+/// A barrier with memory flags (ki::barrier(flags)) is about to be waited at.
+inline void barrier_flags(unsigned orders) {
+  if (recorder* r = active) r->barrier_flags(orders);
 }
 
 /// An index that remembers where it was written: the parameter type of the accessors in
