@@ -81,6 +81,21 @@ struct draw_many {
   }
 };
 
+#if defined(__FLT16_MAX__) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define KI_SPEC_RAND_HALF 1
+/// Draws _Float16 (the spec's Float16), where the compiler has the type.
+struct draw_half {
+  KI_DEVICE void operator()(ki::span<_Float16> out, u64 seed) const {
+    ki::seed(seed);
+    const i64 i = ki::get_global_id().x;
+    out[2 * i] = ki::rand<_Float16>();
+    out[2 * i + 1] = ki::rand<_Float16>();
+  }
+};
+#else
+#define KI_SPEC_RAND_HALF 0
+#endif
+
 template <class B>
 std::vector<u32> run_draws(const B& b, ki::dims nd, ki::dims wg, i64 n, u64 seed, bool use_seed) {
   auto out = ki_test::filled<u32>(b, n * draws, 0u);
@@ -162,6 +177,24 @@ TEMPLATE_LIST_TEST_CASE("rand: every type is made from the block's words by inte
     CHECK(hg[i] < 1.0);
   }
 }
+
+#if KI_SPEC_RAND_HALF
+TEMPLATE_LIST_TEST_CASE("rand: Float16 from the top 11 bits", "[rand]", ki_test::backends) {
+  ki_test::make<TestType>();
+  const auto b = ki_test::config<TestType>::make();
+  const u64 seed = 31337;
+  const i64 n = 512;
+  auto out = ki_test::filled<_Float16>(b, 2 * n, _Float16(-1));
+  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, draw_half{}, out, seed);
+  const auto h = ki_test::read(b, out);
+  for (i64 i = 0; i < 2 * n; ++i) {
+    KI_INFO("value " << i);
+    const u32 w = block(seed, static_cast<u64>(i / 2), static_cast<u32>(i % 2))[0];
+    CHECK(static_cast<float>(h[i]) == static_cast<float>(w >> 21) / 2048.0f);
+    CHECK(static_cast<float>(h[i]) < 1.0f);
+  }
+}
+#endif
 
 TEMPLATE_LIST_TEST_CASE("rand: the stream depends on the global id, not on the work-group shape", "[rand]",
                         ki_test::backends) {
