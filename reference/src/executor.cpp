@@ -44,6 +44,7 @@
 #include "executor.hpp"
 #include "group_runner.hpp"
 #include "poison.hpp"
+#include "rand_check.hpp"
 #include "report_log.hpp"
 
 namespace ki::reference::detail {
@@ -75,7 +76,10 @@ void add_warnings(const Sites& sites, report& rep, launch_result& result) {
 
 }  // namespace
 
-launch_result execute(const launch_desc& d) {
+launch_result execute(const launch_desc& queued) {
+  rand_check seeds;
+  launch_desc d = queued;
+  d.rand_check = &seeds;
   cpu::fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
   const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // each bounded by max_num_groups
   const std::uint64_t serial = ++launch_counter;

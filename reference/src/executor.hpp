@@ -18,6 +18,8 @@ struct launch_desc {
   const void* ctx;
   const backend* b;
   const char* kernel_name;
+  std::uint64_t rand_seed = 0;                          ///< the launch's seed (ki/rand.hpp), drawn when it was queued
+  ki::detail::cpu::rand_checker* rand_check = nullptr;  ///< set by execute
 };
 
 struct launch_result {

@@ -434,6 +434,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   /// Per launch and thread: the work-items' local ids (the same for every group).
   void prepare(const launch_desc& d, std::uint64_t serial) {
     d_ = &d;
+    rand_.launch_seed = d.rand_seed;
+    rand_.check = d.rand_check;
     if (serial == prepared_serial_) return;
     prepared_serial_ = serial;
     reset_items(d.items, d.groups, d.b->device.sub_group_width);

@@ -30,6 +30,7 @@
 #include <ki/config.hpp>
 #include <ki/detail/options.hpp>
 #include <ki/reference/backend.hpp>
+#include <ki/rand.hpp>
 
 #include "executor.hpp"
 #include "poison.hpp"
@@ -209,10 +210,12 @@ void set_active_device(int id) { active = id; }
 
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name) {
+  // The seed is drawn in queue order on the launching thread, so KI_RAND_SEED replays it.
+  const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);
   current(b, "launch")
       ->push(
-          [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name)](queue& q) {
-            take_result(q, b, execute({groups, items, run_items, ctx.get(), &b, name.c_str()}));
+          [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name), seed](queue& q) {
+            take_result(q, b, execute({groups, items, run_items, ctx.get(), &b, name.c_str(), seed}));
           },
           b.queue);
 }

@@ -18,6 +18,7 @@ struct launch_desc {
   const void* ctx;
   const backend* b;
   const char* kernel_name;
+  std::uint64_t rand_seed = 0;  ///< the launch's seed (ki/rand.hpp)
 };
 
 /// The failure of the lowest failing work-group, if any.

@@ -472,6 +472,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   /// Per launch and thread: the work-items (the same for every group) and local memory.
   void prepare(const launch_desc& d, std::uint64_t serial) {
     d_ = &d;
+    rand_.launch_seed = d.rand_seed;  // (no checks: the oracle's)
     if (serial == prepared_serial_) return;
     prepared_serial_ = serial;
     const i64 W = d.b->sub_group_width;

@@ -15,6 +15,8 @@
 #include <ki/detail/options.hpp>
 #include <ki/simd_cpu/backend.hpp>
 
+#include <ki/rand.hpp>
+
 #include "executor.hpp"
 
 namespace ki::simd_cpu::detail {
@@ -41,7 +43,8 @@ const char* scheduler_name(scheduler s) { return s == scheduler::openmp ? "openm
 
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
             run_one_fn one, const void* ctx, const std::string& name) {
-  auto error = execute({groups, items, run, one, ctx, &b, name.c_str()});
+  const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);
+  auto error = execute({groups, items, run, one, ctx, &b, name.c_str(), seed});
   auto& q = queue();
   ++q.done;
   if (error) q.errors.push_back(std::move(*error));

@@ -6,7 +6,8 @@
 //
 // Each run gets KI_REFERENCE_SEED=<seed>, KI_REFERENCE_THREADS=1 (deterministic, replayable)
 // and KI_REFERENCE_REPORT=<a temporary file> in its environment (and KI_REFERENCE_PROFILE with
-// --profile). Its stdout is compared line by line with the baseline's; a line of the form
+// --profile), and KI_RAND_SEED: ki-check's own, else 0, the same in every run, so that random
+// kernels (ki::rand) draw the same numbers under every schedule (docs/random.md). Its stdout is compared line by line with the baseline's; a line of the form
 // "NAME: v0 v1 v2 ..." is a buffer and is compared element by element. --first stops after the
 // first run that differs or has a failed launch (the report then covers the runs made). While
 // it runs, and only when stderr is a terminal, one line on stderr shows the seeds done of the
@@ -61,6 +62,12 @@ std::vector<std::string> lines_of(const std::string& s) {
   return v;
 }
 
+/// The KI_RAND_SEED of every run: ki-check's own, else 0.
+std::string rand_seed() {
+  const char* e = std::getenv("KI_RAND_SEED");
+  return e != nullptr && *e != '\0' ? e : "0";
+}
+
 run_result run_once(const std::vector<std::string>& argv, std::uint64_t seed, const std::string& profile,
                     const std::string& report_path) {
   run_result r;
@@ -83,6 +90,7 @@ run_result run_once(const std::vector<std::string>& argv, std::uint64_t seed, co
     close(err_pipe[0]);
     setenv("KI_REFERENCE_SEED", std::to_string(seed).c_str(), 1);
     setenv("KI_REFERENCE_THREADS", "1", 1);
+    setenv("KI_RAND_SEED", rand_seed().c_str(), 1);
     setenv("KI_REFERENCE_REPORT", report_path.c_str(), 1);
     if (!profile.empty()) setenv("KI_REFERENCE_PROFILE", profile.c_str(), 1);
     std::vector<char*> args;
@@ -305,7 +313,8 @@ int main(int argc, char** argv) {
       const auto& r = runs[k];
       os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"order\":\"" << order_of(r.seed)
          << "\",\"exit\":" << r.status << ",\"replay\":"
-         << json_string("KI_REFERENCE_SEED=" + std::to_string(r.seed) + " KI_REFERENCE_THREADS=1 " + command_line(prog))
+         << json_string("KI_REFERENCE_SEED=" + std::to_string(r.seed) +
+                        " KI_REFERENCE_THREADS=1 KI_RAND_SEED=" + rand_seed() + " " + command_line(prog))
          << ",\"differences\":[";
       for (std::size_t j = 0; j < diffs[k].size(); ++j) {
         const auto& d = diffs[k][j];
@@ -363,8 +372,8 @@ int main(int argc, char** argv) {
     }
     if (verbose && !r.err.empty()) std::printf("  stderr:\n%s", r.err.c_str());
     if (!diffs[k].empty() || !kinds.empty())
-      std::printf("  replay: KI_REFERENCE_SEED=%llu KI_REFERENCE_THREADS=1%s%s %s\n",
-                  static_cast<unsigned long long>(r.seed),
+      std::printf("  replay: KI_REFERENCE_SEED=%llu KI_REFERENCE_THREADS=1 KI_RAND_SEED=%s%s%s %s\n",
+                  static_cast<unsigned long long>(r.seed), rand_seed().c_str(),
                   profile.empty() ? "" : " KI_REFERENCE_PROFILE=", profile.c_str(), command_line(prog).c_str());
   }
   if (differing > 0)

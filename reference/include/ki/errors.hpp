@@ -28,6 +28,8 @@ class kernel_error : public std::runtime_error {
                           ///< sub-groups execute different sequences without independent ones
     data_race,            ///< checked-access mode: two work-items access an element, one writes,
                           ///< nothing orders them
+    invalid_seed,         ///< ki::seed: different seeds in one launch, a seed after a draw, or
+                          ///< some work-items seeded and others drew unseeded (ki/rand.hpp)
   };
 
   kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where, const std::string& what)

@@ -20,6 +20,7 @@
 #include <ki/quad.hpp>
 #include <ki/queries.hpp>
 #include <ki/queue.hpp>
+#include <ki/rand.hpp>
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
 #include <ki/sub_group.hpp>

@@ -20,7 +20,7 @@ namespace ki::reference {
 enum class severity : std::uint8_t { warning, error };
 
 struct diagnostic {
-  /// "data-race", "cannot-finish", "barrier-mismatch", "collective-mismatch",
+  /// "data-race", "invalid-seed", "cannot-finish", "barrier-mismatch", "collective-mismatch",
   /// "invalid-collective", "exception", "stack-overflow", "resource",
   /// "unspecified-lane-read", "uninitialized-local-read".
   std::string kind;

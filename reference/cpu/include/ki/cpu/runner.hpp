@@ -73,6 +73,9 @@ class group_runner_base {
     gs_.num_groups = {groups[0], groups[1], groups[2]};
     gs_.items = n;
     gs_.sub_group_width = sub_group_width;
+    rand_slots_.assign(static_cast<std::size_t>(n), rand_slot{});
+    rand_.slots = rand_slots_.data();
+    gs_.rand = &rand_;
     std::int64_t k = 0;
     for (std::int64_t z = 0; z < items[2]; ++z)
       for (std::int64_t y = 0; y < items[1]; ++y)
@@ -93,6 +96,7 @@ class group_runner_base {
     failed_item_ = -1;
     group_error_.reset();
     group_round_ = ++round_;
+    ++rand_.epoch;  // every work-item's stream starts again (rand_slot)
   }
 
   /// Marks work-item k running and current. Whoever resumes a work-item does this before the
@@ -229,6 +233,8 @@ class group_runner_base {
   fiber_core fibers_;
   reporter report_;
   group_state gs_;
+  rand_group rand_;  // launch_seed and check: set by the backend per launch
+  std::vector<rand_slot> rand_slots_;
   std::vector<Item> items_;
   std::int64_t n_ = 0;
   std::vector<item_status> status_;  // per started work-item (a failed group leaves some waiting)

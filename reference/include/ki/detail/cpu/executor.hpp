@@ -35,6 +35,37 @@ class executor {
   ~executor() = default;
 };
 
+struct item_state;
+
+/// A work-item's random stream (ki/rand.hpp): valid while `epoch` is its group's, else it is
+/// the launch seed's from draw 0 (so a runner resets nothing per group).
+struct rand_slot {
+  std::uint64_t key = 0;
+  std::uint64_t epoch = 0;
+  std::uint32_t draws = 0;  ///< draws since the launch started or the work-item seeded
+  bool seeded = false;      ///< ki::seed was called
+};
+
+/// The oracle's checks of ki::seed (null on backends that do not check).
+class rand_checker {
+ public:
+  /// Before the work-item, which has drawn `draws` numbers, seeds with s at `where`.
+  virtual void seeded(const item_state& it, std::uint64_t s, std::uint32_t draws, const source_location& where) = 0;
+  /// Before the work-item's first draw, which is unseeded, at `where`.
+  virtual void unseeded_draw(const item_state& it, const source_location& where) = 0;
+
+ protected:
+  ~rand_checker() = default;
+};
+
+/// A runner's random streams of the group it runs: slots[local_linear] for each work-item.
+struct rand_group {
+  std::uint64_t launch_seed = 0;
+  std::uint64_t epoch = 0;  ///< +1 per group a runner starts (never 0 while it runs one)
+  rand_slot* slots = nullptr;
+  rand_checker* check = nullptr;
+};
+
 /// Shared by all work-items of a work-group.
 struct group_state {
   xyz<std::int64_t> group_id{};
@@ -44,6 +75,7 @@ struct group_state {
   std::int64_t items = 1;            ///< work-items in the group (product of local_size)
   std::int64_t sub_group_width = 1;  ///< the device's sub-group width
   std::int64_t num_sub_groups = 1;
+  rand_group* rand = nullptr;  ///< the runner's random streams (ki/rand.hpp)
 
   void set_group_id(xyz<std::int64_t> g) {
     group_id = g;
