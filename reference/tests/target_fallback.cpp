@@ -22,7 +22,7 @@ static_assert(ki::target.kind == ki::target_kind::cpu);
 /// device would write).
 struct max64 {
   void operator()(ki::span<u64> a, ki::span<u32> lock, ki::span<u32> path) const {
-    const u64 v = (u64{ki::get_global_id().x} << 33) + 7;
+    const u64 v = (static_cast<u64>(ki::get_global_id().x) << 33) + 7;
     if constexpr (ki::target.atomics64) {
       (void)ki::atomic_fetch_max(&a[0], v);
       path[0] = 64;
