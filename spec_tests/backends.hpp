@@ -163,6 +163,8 @@ struct config<ki::reference::backend> {
     return v;
   }
   /// For messages: what the device looks like.
+  /// The sub-group width b was configured with, read from its configuration (not from ki).
+  static std::int64_t configured_width(const B& b) { return b.device.sub_group_width; }
   static std::string describe(const B& b) {
     const auto& p = b.device;
     std::ostringstream os;
@@ -200,6 +202,8 @@ struct config<gpu::backend> {
   static bool same(const B&, const B&) { return true; }
   static B multi_device() { return B{}; }                       // the machine's devices
   static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
+  /// NVIDIA's warps are 32 wide; AMD's wavefronts 64 (gfx9) or 32 (RDNA): 0 for "either".
+  static std::int64_t configured_width(const B&) { return KI_TEST_BACKEND_CUDA ? 32 : 0; }
   static std::string describe(const B& b) {
     std::ostringstream os;
     os << "the " << name << " device " << ki::device(b) << ": W = " << ki::sub_group_size(b) << ", partitionable "
@@ -247,6 +251,7 @@ struct config<ki::simd_cpu::backend> {
     for (std::int64_t w : {1, 2, 4, 8, 16, 64}) v.push_back(B{.sub_group_width = w});
     return v;
   }
+  static std::int64_t configured_width(const B& b) { return b.sub_group_width; }
   static std::string describe(const B& b) {
     return "simd_cpu: W = " + std::to_string(b.sub_group_width) + ", threads " + std::to_string(b.threads);
   }
