@@ -281,7 +281,7 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(k.backend, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),
-                              k.name.empty() ? "kernel" : k.name);
+                              ki::detail::kernel_display_name<F>(k.name));
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
@@ -291,7 +291,8 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
     const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_group, ctx.get(), nullptr};
-    reference::detail::submit_ka(b, d, std::move(ctx), name != nullptr ? name : "kernel");
+    reference::detail::submit_ka(b, d, std::move(ctx),
+                                 name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({}));
   }
 };
 
