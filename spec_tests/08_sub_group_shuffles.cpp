@@ -28,6 +28,15 @@
 
 #include "sub_groups.hpp"
 
+// _Float16 where the compiler has it on the host (GCC; Clang from 15 on x86), and not in the
+// GPU suites (whose device compilers may lack it).
+#if defined(__FLT16_MAX__) && (!defined(__clang__) || __clang_major__ >= 15) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__)
+#define KI_SPEC_HAS_FLOAT16 1
+#else
+#define KI_SPEC_HAS_FLOAT16 0
+#endif
+
 namespace ki_spec_sub_group_shuffles {
 
 using i64 = std::int64_t;
@@ -308,6 +317,9 @@ inline bool same(std::int64_t x, std::int64_t y) { return x == y; }
 inline bool same(char32_t x, char32_t y) { return x == y; }
 inline bool same(u128 x, u128 y) { return x == y; }
 inline bool same(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+#if KI_SPEC_HAS_FLOAT16
+inline bool same(_Float16 x, _Float16 y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+#endif
 inline bool same(const pair64& x, const pair64& y) { return x.a == y.a && x.b == y.b; }
 inline bool same(const float3& x, const float3& y) { return std::memcmp(x.data(), y.data(), sizeof(float3)) == 0; }
 inline bool same(const mixed& x, const mixed& y) {
@@ -335,6 +347,10 @@ KI_DEVICE T make(u64 h) {
     return static_cast<double>(static_cast<std::int64_t>(h >> 11)) * 0.25;
   } else if constexpr (std::is_same_v<T, u128>) {
     return (static_cast<u128>(sg::mix(h)) << 64) | h;
+#if KI_SPEC_HAS_FLOAT16
+  } else if constexpr (std::is_same_v<T, _Float16>) {
+    return static_cast<_Float16>(static_cast<int>(h & 0x3FF)) * static_cast<_Float16>(0.5f);  // exact
+#endif
   } else {
     return static_cast<T>(h);
   }
@@ -470,3 +486,11 @@ TEMPLATE_LIST_TEST_CASE("sub_group: any trivially copyable type can be shuffled 
     check_type<TestType, u128>(b, "unsigned __int128");
   }
 }
+
+#if KI_SPEC_HAS_FLOAT16
+TEMPLATE_LIST_TEST_CASE("sub_group: _Float16 can be shuffled (a primitive type of 2 bytes)", "[sub_group]",
+                        ki_test::backends) {
+  ki_test::make<TestType>();
+  for (const auto& b : ki_test::config<TestType>::sub_group_variants()) check_type<TestType, _Float16>(b, "_Float16");
+}
+#endif

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
-#include <typeinfo>
 #include <cstring>
 #include <functional>
 #include <new>
@@ -30,6 +29,7 @@
 #include <ki/detail/gpu/sub_group.hpp>
 #else
 #include <ki/detail/cpu/executor.hpp>
+#include <ki/detail/type_name.hpp>
 #endif
 
 namespace ki {
@@ -175,7 +175,7 @@ inline T shuffle(cpu::collective_kind k, const T& v, I arg, width_arg width, con
   c.size = sizeof(T);
   c.value = &v;
   c.result = out;
-  c.type_name = typeid(T).name();
+  c.type_name = type_name<T>();  // not typeid: typeid(_Float16) does not link with GCC 12
   run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }
@@ -219,7 +219,7 @@ inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, w
   c.op = &op;
   c.init = init;
   c.same_init = &same_value<T>;
-  c.type_name = typeid(T).name();
+  c.type_name = type_name<T>();  // not typeid: typeid(_Float16) does not link with GCC 12
   run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }
