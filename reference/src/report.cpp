@@ -64,6 +64,7 @@ const char* to_string(kernel_error::kind k) {
     case K::invalid_collective: return "invalid-collective";
     case K::collective_mismatch: return "collective-mismatch";
     case K::data_race: return "data-race";
+    case K::unsupported: return "unsupported";
   }
   return "unknown";
 }

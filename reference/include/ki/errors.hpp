@@ -28,6 +28,8 @@ class kernel_error : public std::runtime_error {
                           ///< sub-groups execute different sequences without independent ones
     data_race,            ///< checked-access mode: two work-items access an element, one writes,
                           ///< nothing orders them
+    unsupported,          ///< an operation the device lacks (the oracle's profile: a 64-bit atomic
+                          ///< without supports_atomics64, an atomic on double without supports_float64)
   };
 
   kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where, const std::string& what)
