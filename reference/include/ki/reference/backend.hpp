@@ -23,6 +23,7 @@
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/ka/cpu_launch.hpp>
 #include <ki/ka/kernel.hpp>
+#include <ki/detail/shuffleable.hpp>
 #include <ki/launch.hpp>
 #include <ki/reference/schedule.hpp>
 
@@ -240,7 +241,7 @@ struct ki::backend_traits<ki::reference::backend> {
   /// Any trivially copyable type is moved as bytes (the spec's word-wise fallback).
   template <class T>
   static bool supports_shuffle(const B&) {
-    return std::is_trivially_copyable_v<T>;
+    return ki::detail::shuffleable_v<T>;  // trivially copyable, or a std::pair / std::tuple of such
   }
 
   /// One compiler option: "maxthreads" (an integer >= 1, as CUDA.jl's): the kernel's

@@ -27,6 +27,7 @@
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/ka/cpu_launch.hpp>
 #include <ki/ka/kernel.hpp>
+#include <ki/detail/shuffleable.hpp>
 #include <ki/launch.hpp>
 
 namespace ki::simd_cpu {
@@ -195,7 +196,7 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
   static bool supports_atomics64(const B&) { return true; }
   template <class T>
   static bool supports_shuffle(const B&) {
-    return std::is_trivially_copyable_v<T>;
+    return ki::detail::shuffleable_v<T>;  // trivially copyable, or a std::pair / std::tuple of such
   }
 
   /// One compiler option: "maxthreads" (an integer >= 1): the kernel's max_work_group_size.
