@@ -28,6 +28,15 @@
 
 #include "sub_groups.hpp"
 
+// _Float16 where the compiler has it on the host (GCC; Clang from 15 on x86), and not in the
+// GPU suites (whose device compilers may lack it).
+#if defined(__FLT16_MAX__) && (!defined(__clang__) || __clang_major__ >= 15) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__)
+#define KI_SPEC_HAS_FLOAT16 1
+#else
+#define KI_SPEC_HAS_FLOAT16 0
+#endif
+
 namespace ki_spec_sub_group_shuffles {
 
 using i64 = std::int64_t;
@@ -308,6 +317,9 @@ inline bool same(std::int64_t x, std::int64_t y) { return x == y; }
 inline bool same(char32_t x, char32_t y) { return x == y; }
 inline bool same(u128 x, u128 y) { return x == y; }
 inline bool same(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+#if KI_SPEC_HAS_FLOAT16
+inline bool same(_Float16 x, _Float16 y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+#endif
 inline bool same(const pair64& x, const pair64& y) { return x.a == y.a && x.b == y.b; }
 inline bool same(const float3& x, const float3& y) { return std::memcmp(x.data(), y.data(), sizeof(float3)) == 0; }
 inline bool same(const mixed& x, const mixed& y) {
@@ -315,6 +327,56 @@ inline bool same(const mixed& x, const mixed& y) {
 }
 inline bool same(const three_bytes& x, const three_bytes& y) { return x.r == y.r && x.g == y.g && x.b == y.b; }
 inline bool same(const nested& x, const nested& y) { return same(x.m, y.m) && x.x == y.x && same(x.t, y.t); }
+
+// std::pair and std::tuple are not trivially copyable: the shuffles move them element by
+// element. They are stored in the output as trivially copyable structs.
+using pair_t = std::pair<std::int64_t, double>;
+using tuple_t = std::tuple<std::int32_t, std::pair<std::int8_t, std::int16_t>, float>;
+static_assert(!std::is_trivially_copyable_v<pair_t> && !std::is_trivially_copyable_v<tuple_t>);
+struct pair_stored {
+  std::int64_t a;
+  double b;
+};
+struct tuple_stored {
+  std::int32_t a;
+  std::int8_t b;
+  std::int16_t c;
+  float d;
+};
+template <class T>
+struct stored {
+  using type = T;
+  static KI_DEVICE T from(const T& v) { return v; }
+};
+template <>
+struct stored<pair_t> {
+  using type = pair_stored;
+  static KI_DEVICE pair_stored from(const pair_t& v) { return {v.first, v.second}; }
+};
+template <>
+struct stored<tuple_t> {
+  using type = tuple_stored;
+  static KI_DEVICE tuple_stored from(const tuple_t& v) {
+    return {std::get<0>(v), std::get<1>(v).first, std::get<1>(v).second, std::get<2>(v)};
+  }
+};
+inline bool same(const pair_stored& x, const pair_stored& y) { return x.a == y.a && same(x.b, y.b); }
+inline bool same(const tuple_stored& x, const tuple_stored& y) {
+  return x.a == y.a && x.b == y.b && x.c == y.c && std::memcmp(&x.d, &y.d, sizeof(float)) == 0;
+}
+/// A read from a lane without a work-item: the backend's word in every byte (element by
+/// element for a tuple: each element's bytes start the word afresh).
+template <class S>
+bool unspecified_is(const S& r, std::uint32_t word) {
+  return same(r, sg::word_pattern<S>(word));
+}
+inline bool unspecified_is(const pair_stored& r, std::uint32_t w) {
+  return sg::is_word_pattern(&r.a, sizeof r.a, w) && sg::is_word_pattern(&r.b, sizeof r.b, w);
+}
+inline bool unspecified_is(const tuple_stored& r, std::uint32_t w) {
+  return sg::is_word_pattern(&r.a, sizeof r.a, w) && sg::is_word_pattern(&r.b, sizeof r.b, w) &&
+         sg::is_word_pattern(&r.c, sizeof r.c, w) && sg::is_word_pattern(&r.d, sizeof r.d, w);
+}
 
 /// A value of each type made from 64 bits of a slot's hash.
 template <class T>
@@ -333,8 +395,18 @@ KI_DEVICE T make(u64 h) {
             -static_cast<float>((h >> 32) & 0xFFFF)};
   } else if constexpr (std::is_same_v<T, double>) {
     return static_cast<double>(static_cast<std::int64_t>(h >> 11)) * 0.25;
+  } else if constexpr (std::is_same_v<T, pair_t>) {
+    return {static_cast<std::int64_t>(sg::mix(h)), make<double>(h)};
+  } else if constexpr (std::is_same_v<T, tuple_t>) {
+    return {static_cast<std::int32_t>(h >> 3),
+            {static_cast<std::int8_t>(h >> 40), static_cast<std::int16_t>(h >> 17)},
+            static_cast<float>(static_cast<std::int32_t>(h >> 44))};
   } else if constexpr (std::is_same_v<T, u128>) {
     return (static_cast<u128>(sg::mix(h)) << 64) | h;
+#if KI_SPEC_HAS_FLOAT16
+  } else if constexpr (std::is_same_v<T, _Float16>) {
+    return static_cast<_Float16>(static_cast<int>(h & 0x3FF)) * static_cast<_Float16>(0.5f);  // exact
+#endif
   } else {
     return static_cast<T>(h);
   }
@@ -346,18 +418,19 @@ constexpr i64 typed_calls = 6;
 
 template <class T>
 struct typed_shuffles {
-  KI_DEVICE void operator()(ki::span<i64> rec, ki::span<T> out, u64 salt) const {
+  using S = typename stored<T>::type;
+  KI_DEVICE void operator()(ki::span<i64> rec, ki::span<S> out, u64 salt) const {
     const auto p = sg::here();
     sg::record(rec, p.slot);
     const T v = make<T>(sg::mix(static_cast<u64>(p.slot) ^ salt));
     const i64 lane = ki::get_sub_group_local_id(), W = ki::get_max_sub_group_size();
-    T* o = &out[p.slot * typed_calls];
-    o[0] = ki::shfl(v, static_cast<int>(lane + 1));
-    o[1] = ki::shfl_down(v, 1u);
-    o[2] = ki::shfl_up(v, 2, W < 4 ? W : 4);
-    o[3] = ki::shfl_xor(v, W - 1);
-    o[4] = ki::shfl(v, lane + 3, static_cast<std::uint32_t>(W));
-    o[5] = ki::shfl_down(v, (u64{1} << 32) + 1);
+    S* o = &out[p.slot * typed_calls];
+    o[0] = stored<T>::from(ki::shfl(v, static_cast<int>(lane + 1)));
+    o[1] = stored<T>::from(ki::shfl_down(v, 1u));
+    o[2] = stored<T>::from(ki::shfl_up(v, 2, W < 4 ? W : 4));
+    o[3] = stored<T>::from(ki::shfl_xor(v, W - 1));
+    o[4] = stored<T>::from(ki::shfl(v, lane + 3, static_cast<std::uint32_t>(W)));
+    o[5] = stored<T>::from(ki::shfl_down(v, (u64{1} << 32) + 1));
   }
 };
 
@@ -379,7 +452,8 @@ void check_type(const B& b, const char* type) {
     const i64 total = s.items() * s.groups;
     const u64 salt = 77 + static_cast<u64>(s.items());
     auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
-    auto out = ki::allocate<T>(b, total * typed_calls);
+    using S = typename stored<T>::type;
+    auto out = ki::allocate<S>(b, total * typed_calls);
     ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, typed_shuffles<T>{}, rec, out, salt);
     const auto l = sg::observe(b, s, ki_test::read(b, rec));
     if (!l.ok) continue;
@@ -395,13 +469,13 @@ void check_type(const B& b, const char* type) {
         const auto& sc = calls[c];  // per_item here: lane + bits (as typed_shuffles passes them)
         const i128 arg = sc.per_item ? lane + sc.bits : argument(sc, lane);
         const i64 src = source(sc.f, arg, sc.width, lane, size, W);
-        const T r = got[static_cast<std::size_t>(slot * typed_calls + c)];
+        const S r = got[static_cast<std::size_t>(slot * typed_calls + c)];
         bool ok = true;
         if (src == sg::unspecified) {
-          if (word) ok = same(r, sg::word_pattern<T>(*word));
+          if (word) ok = unspecified_is(r, *word);
         } else {
           const i64 from = src == sg::own ? slot : l.at(slot, src);
-          ok = same(r, make<T>(sg::mix(static_cast<u64>(from) ^ salt)));
+          ok = same(r, stored<T>::from(make<T>(sg::mix(static_cast<u64>(from) ^ salt))));
         }
         if (!ok)
           bad.add("call " + std::to_string(c) + " at slot " + std::to_string(slot) + " (lane " + std::to_string(lane) +
@@ -470,3 +544,22 @@ TEMPLATE_LIST_TEST_CASE("sub_group: any trivially copyable type can be shuffled 
     check_type<TestType, u128>(b, "unsigned __int128");
   }
 }
+
+TEMPLATE_LIST_TEST_CASE("sub_group: std::pair and std::tuple are shuffled element by element (supports_shuffle)",
+                        "[sub_group]", ki_test::backends) {
+  // "... and so are isbits structs and tuples of such types (nested ones included)": std::pair
+  // and std::tuple are not trivially copyable in C++, so they are moved element by element.
+  ki_test::make<TestType>();
+  for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
+    check_type<TestType, pair_t>(b, "std::pair<int64, double>");
+    check_type<TestType, tuple_t>(b, "std::tuple<int32, std::pair<int8, int16>, float>");
+  }
+}
+
+#if KI_SPEC_HAS_FLOAT16
+TEMPLATE_LIST_TEST_CASE("sub_group: _Float16 can be shuffled (a primitive type of 2 bytes)", "[sub_group]",
+                        ki_test::backends) {
+  ki_test::make<TestType>();
+  for (const auto& b : ki_test::config<TestType>::sub_group_variants()) check_type<TestType, _Float16>(b, "_Float16");
+}
+#endif

@@ -20,6 +20,15 @@
 
 #include "sub_groups.hpp"
 
+// _Float16 where the compiler has it on the host (GCC; Clang from 15 on x86), and not in the
+// GPU suites (whose device compilers may lack it).
+#if defined(__FLT16_MAX__) && (!defined(__clang__) || __clang_major__ >= 15) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__)
+#define KI_SPEC_HAS_FLOAT16 1
+#else
+#define KI_SPEC_HAS_FLOAT16 0
+#endif
+
 namespace ki_spec_sub_group_collectives {
 
 using i64 = std::int64_t;
@@ -127,6 +136,17 @@ struct plus {
   static KI_DEVICE i64 make(u64 h) { return static_cast<i64>(h >> 20); }
   static constexpr i64 init = 1000;
 };
+
+#if KI_SPEC_HAS_FLOAT16
+/// _Float16 sums of halves below 8: every partial sum of 64 of them is exact in 11 bits.
+struct half_plus {
+  KI_DEVICE _Float16 operator()(_Float16 x, _Float16 y) const { return x + y; }
+  static KI_DEVICE _Float16 make(u64 h) {
+    return static_cast<_Float16>(static_cast<int>(h % 16)) * static_cast<_Float16>(0.5f);
+  }
+  static constexpr _Float16 init = static_cast<_Float16>(3.0f);
+};
+#endif
 
 /// Results per work-item: reduce, scan, exclusive scan, for no width and each power of two.
 inline i64 results_per_item(i64 W) { return 3 * (1 + static_cast<i64>(std::bit_width(static_cast<u64>(W)))); }
@@ -242,3 +262,10 @@ TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan in lane order
 TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan of int64 sums", "[sub_group]", ki_test::backends) {
   check_op<TestType, i64, plus>("int64 sum");
 }
+
+#if KI_SPEC_HAS_FLOAT16
+TEMPLATE_LIST_TEST_CASE("sub_group: reduce / scan / exclusive scan of _Float16 sums", "[sub_group]",
+                        ki_test::backends) {
+  check_op<TestType, _Float16, half_plus>("_Float16 sum");
+}
+#endif

@@ -2,7 +2,8 @@
 // fetch_and / fetch_or / fetch_xor / fetch_min / fetch_max / atomic_update, ki::memory_order,
 // ki::atomic_thread_fence) on elements of global memory (ki::span) and of local memory
 // (localmemory), for int32, uint32 and float everywhere supports_atomics holds, and for int64,
-// uint64 and double where supports_atomics64 holds (the "(64-bit types)" tests skip otherwise).
+// uint64 where supports_atomics64 holds, and double where supports_float64 holds too (the
+// "(64-bit types)" tests skip otherwise).
 //
 // Every expected value is computed on the host from the known inputs (closed form, or by plain
 // host arithmetic over the same inputs), never by the library: histograms of known data,
@@ -1005,7 +1006,8 @@ using namespace ki_spec_atomics;
     require_atomics64(b);                                                                      \
     body<std::int64_t>(b);                                                                     \
     body<std::uint64_t>(b);                                                                    \
-    if constexpr (with_float) body<double>(b);                                                 \
+    if constexpr (with_float)                                                                  \
+      if (ki::supports_float64(b)) body<double>(b); /* double also needs float64 */            \
   }
 
 KI_ATOMIC_TEST("every operation returns the right values, with every memory order", test_sequence, true)

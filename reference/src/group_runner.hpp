@@ -148,6 +148,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     checked::active = &races_;
     cpu::current_exec = this;  // (current is set per work-item)
     cpu::current_group = &gs_;
+    cpu::current_features = {d_->b->device.atomics64, d_->b->device.float64, d_->b->device.name};
     if (hook_) [[unlikely]]
       emit(trace_kind::group_start, -1, "", {});
 
@@ -155,6 +156,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     checked::active = nullptr;
     cpu::current_exec = nullptr;
     cpu::current_group = nullptr;
+    cpu::current_features = {};
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     dirty_statuses_ = true;                                         // cleared below when the group finished normally
     cpu::current = nullptr;

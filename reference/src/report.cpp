@@ -65,6 +65,7 @@ const char* to_string(kernel_error::kind k) {
     case K::collective_mismatch: return "collective-mismatch";
     case K::data_race: return "data-race";
     case K::invalid_seed: return "invalid-seed";
+    case K::unsupported: return "unsupported";
   }
   return "unknown";
 }

@@ -71,7 +71,8 @@ TEST_CASE("gallery: local write-write race", "[gallery][checked]") {
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': work-group (0, 0, 0): write-write race on element 0 of localmemory at " +
+        "ki::reference: kernel 'ki_bugs::local_write_write_race': work-group (0, 0, 0): write-write race on element 0 "
+        "of localmemory at " +
             at(f, K::line_local) + ": work-item (0, 0, 0) wrote it at " + at(f, K::line_write) +
             ", then work-item (1, 0, 0) wrote it at " + at(f, K::line_write) +
             ", with no barrier between them (31 more in this work-group) [checked-access mode]");
@@ -91,7 +92,8 @@ TEST_CASE("gallery: missing barrier (read-write race, uninitialised read)", "[ga
   auto o = run(b, K{}, 1, 64, in);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': work-group (0, 0, 0): read-write race on element 1 of localmemory at " +
+        "ki::reference: kernel 'ki_bugs::missing_barrier': work-group (0, 0, 0): read-write race on element 1 of "
+        "localmemory at " +
             at(f, K::line_local) + ": work-item (0, 0, 0) read it at " + at(f, K::line_read) +
             ", then work-item (1, 0, 0) wrote it at " + at(f, K::line_write) +
             ", with no barrier between them (63 more in this work-group) [checked-access mode]");
@@ -120,7 +122,8 @@ TEST_CASE("gallery: barrier in a divergent branch", "[gallery]") {
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0-15 wait at barrier " +
+        "ki::reference: kernel 'ki_bugs::barrier_in_divergent_branch': work-group (0, 0, 0) cannot finish: items 0-15 "
+        "wait at barrier " +
             at(f, K::line_barrier) + "; items 16-63 exited" + divergence_note);
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::cannot_finish, at(f, K::line_barrier), p);
@@ -132,7 +135,8 @@ TEST_CASE("gallery: a different barrier in each branch", "[gallery]") {
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0-31 wait at barrier " +
+        "ki::reference: kernel 'ki_bugs::different_barriers': work-group (0, 0, 0) cannot finish: items 0-31 wait at "
+        "barrier " +
             at(f, K::line_then) + "; items 32-63 wait at barrier " + at(f, K::line_else) + divergence_note);
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::barrier_mismatch, at(f, K::line_then), p);
@@ -144,7 +148,8 @@ TEST_CASE("gallery: race between work-groups", "[gallery][checked]") {
   auto o = run(backend_for("cuda"), K{}, 4, 64);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': write-write race between work-groups on element 0 of a ki::span of 256 "
+        "ki::reference: kernel 'ki_bugs::race_between_groups': write-write race between work-groups on element 0 of a "
+        "ki::span of 256 "
         "elements: "
         "work-item (0, 0, 0) of work-group (0, 0, 0) wrote it at " +
             at(f, K::line_write) + ", work-item (0, 0, 0) of work-group (1, 0, 0) wrote it at " + at(f, K::line_write) +
@@ -169,7 +174,8 @@ TEST_CASE("gallery: shuffle in divergent code", "[gallery]") {
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0-3, 32-35 wait at shfl_down " +
+        "ki::reference: kernel 'ki_bugs::shuffle_in_divergent_code': work-group (0, 0, 0) cannot finish: items 0-3, "
+        "32-35 wait at shfl_down " +
             at(f, K::line_shfl) + " (sub-groups 0-1); items 4-31, 36-63 exited" + divergence_note);
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::cannot_finish, at(f, K::line_shfl), p);
@@ -210,10 +216,10 @@ TEST_CASE("gallery: a collective after part of the sub-group returned", "[galler
   const char* f = "collective_after_return.hpp";
   auto o = run(backend_for("cuda"), K{}, 1, 8);
   REQUIRE(o.error);
-  CHECK(
-      std::string(o.error->what()) ==
-      "ki::reference: kernel 'kernel': work-group (0, 0, 0) cannot finish: items 0, 2, 4, 6 wait at sub_group_reduce " +
-          at(f, K::line_reduce) + " (sub-group 0); items 1, 3, 5, 7 exited" + divergence_note);
+  CHECK(std::string(o.error->what()) ==
+        "ki::reference: kernel 'ki_bugs::collective_after_return': work-group (0, 0, 0) cannot finish: items 0, 2, 4, "
+        "6 wait at sub_group_reduce " +
+            at(f, K::line_reduce) + " (sub-group 0); items 1, 3, 5, 7 exited" + divergence_note);
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::cannot_finish, at(f, K::line_reduce), p);
 }
@@ -244,8 +250,8 @@ TEST_CASE("gallery: non-uniform shuffle offset", "[gallery]") {
   auto o = run(backend_for("cuda"), K{}, 1, 64);
   REQUIRE(o.error);
   CHECK(std::string(o.error->what()) ==
-        "ki::reference: kernel 'kernel': work-group (0, 0, 0): sub-group 0: shfl_down at " + at(f, K::line_shfl) +
-            ": offset differs: lane 0 passes 1, lane 1 passes 2");
+        "ki::reference: kernel 'ki_bugs::non_uniform_shuffle': work-group (0, 0, 0): sub-group 0: shfl_down at " +
+            at(f, K::line_shfl) + ": offset differs: lane 0 passes 1, lane 1 passes 2");
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::collective_mismatch, at(f, K::line_shfl), p);
 }
@@ -257,13 +263,13 @@ TEST_CASE("gallery: missing trailing barrier in a tiled loop", "[gallery][checke
   auto in = iota_input(b);
   auto o = run(b, K{}, 1, 64, in, i64{4});
   REQUIRE(o.error);
-  CHECK(
-      std::string(o.error->what())
-          .rfind(
-              "ki::reference: kernel 'kernel': work-group (0, 0, 0): read-write race on element 0 of localmemory at " +
-                  at(f, 16) + ": work-item (0, 0, 0) wrote it at " + at(f, K::line_load) +
-                  ", then work-item (1, 0, 0) read it at " + at(f, K::line_sum) + ", with no barrier between them (",
-              0) == 0);
+  CHECK(std::string(o.error->what())
+            .rfind("ki::reference: kernel 'ki_bugs::tiled_loop<false>': work-group (0, 0, 0): read-write race on "
+                   "element 0 of localmemory at " +
+                       at(f, 16) + ": work-item (0, 0, 0) wrote it at " + at(f, K::line_load) +
+                       ", then work-item (1, 0, 0) read it at " + at(f, K::line_sum) +
+                       ", with no barrier between them (",
+                   0) == 0);
   for (const auto& p : all_profiles()) {
     auto bp = backend_for(p);
     auto inp = iota_input(bp);

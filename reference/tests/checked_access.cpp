@@ -169,16 +169,17 @@ TEST_CASE("checked: the report of a race as text and JSON; the backend stays usa
   REQUIRE(o.report);
   const std::string j = o.report->json();
   INFO(j);
-  CHECK(j.rfind("{\"kernel\":\"kernel\",\"profile\":\"cuda\",\"seed\":0,\"order\":\"forward\",\"diagnostics\":[{"
-                "\"kind\":\"data-race\","
-                "\"severity\":\"error\",\"where\":[\"" +
-                    at(same_value_flag::line) + "\"],\"count\":3,",
-                0) == 0);
+  CHECK(
+      j.rfind("{\"kernel\":\"same_value_flag\",\"profile\":\"cuda\",\"seed\":0,\"order\":\"forward\",\"diagnostics\":[{"
+              "\"kind\":\"data-race\","
+              "\"severity\":\"error\",\"where\":[\"" +
+                  at(same_value_flag::line) + "\"],\"count\":3,",
+              0) == 0);
   const std::string s = o.report->str();
-  CHECK(s.rfind(
-            "ki::reference report: kernel 'kernel', profile 'cuda', schedule forward (seed 0):\n  error data-race at " +
-                at(same_value_flag::line) + " (3 instances)\n",
-            0) == 0);
+  CHECK(s.rfind("ki::reference report: kernel 'same_value_flag', profile 'cuda', schedule forward (seed 0):\n  error "
+                "data-race at " +
+                    at(same_value_flag::line) + " (3 instances)\n",
+                0) == 0);
   auto ok = run(backend_for("cuda"), atomic_count{}, 1, 4);
   CHECK(!ok.error);
   CHECK(ok.out[0] == 4);

@@ -524,3 +524,49 @@ TEST_CASE("the error reported is that of the first failing group in order", "[di
     check_usable(b);
   }
 }
+
+namespace diag_names {
+/// A kernel given no name: errors name it by its type.
+struct unnamed_thrower {
+  void operator()() const {
+    if (ki::get_local_id().x == 1) throw std::runtime_error("unnamed");
+  }
+};
+
+/// Launches a lambda that throws from work-item 1: errors name the lambda by where it is.
+inline void launch_lambda(const ki::reference::backend& b) {
+  ki::launch(
+      b, {.numgroups = 1, .workgroupsize = 4}, KI_LAMBDA() {
+        if (ki::get_local_id().x == 1) throw std::runtime_error("unnamed lambda");
+      });
+}
+}  // namespace diag_names
+
+TEST_CASE("a kernel without a name is named by its type; a lambda by where it is", "[diagnostics]") {
+  const ki::reference::backend b{.device = cuda};
+  SECTION("a functor: its qualified type name") {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 4}, diag_names::unnamed_thrower{});
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK_THAT(std::string(e->what()), ContainsSubstring("kernel 'diag_names::unnamed_thrower'"));
+  }
+  SECTION("a lambda: the function it is in (GCC), or its file and line (Clang)") {
+    diag_names::launch_lambda(b);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    const std::string what = e->what();
+    INFO(what);
+#if defined(__clang__)
+    CHECK_THAT(what, ContainsSubstring("kernel 'lambda at diagnostics.cpp:"));
+#else
+    CHECK_THAT(what, ContainsSubstring("kernel 'lambda in diag_names::launch_lambda'"));
+#endif
+  }
+  SECTION("a name given in compile_options wins") {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 4, .name = "mine"}, diag_names::unnamed_thrower{});
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK_THAT(std::string(e->what()), ContainsSubstring("kernel 'mine'"));
+  }
+  check_usable(b);
+}

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -164,4 +165,71 @@ TEST_CASE("profiles: an error after a sub-group function names that function and
   CHECK(e->local() == ki::xyz<i64>{5, 0, 0});
   CHECK(this_file.at_line(e->where(), throw_after_reduce::line));
   CHECK(this_file.names(e->what(), "(after sub_group_reduce ", throw_after_reduce::line));
+}
+
+namespace {
+/// Work-item 3 of group 1 adds to a 64-bit counter (or a double, or a 32-bit one); the others
+/// add to a 32-bit counter, which every profile supports.
+template <class T>
+struct one_atomic {
+  static constexpr unsigned line = __LINE__ + 5;  // the atomic_fetch_add below
+  void operator()(ki::span<std::int32_t> small, ki::span<T> big) const {
+    if (ki::get_group_id().x != 1 || ki::get_local_id().x != 3) {
+      ki::atomic_fetch_add(&small[0], 1);
+    } else {
+      ki::atomic_fetch_add(&big[0], T(1));
+    }
+  }
+};
+
+template <class T>
+std::optional<ki::kernel_error> run_one_atomic(const char* profile) {
+  const ki::reference::backend b{.device = ki::reference::profile::preset(profile)};
+  auto small = ki::zeros<std::int32_t>(b, 1);
+  auto big = ki::zeros<T>(b, 1);
+  ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, one_atomic<T>{}, small, big);
+  auto e = sync_error(b);
+  if (!e) CHECK(ki::to_host(b, big)[0] == T(1));
+  return e;
+}
+}  // namespace
+
+TEST_CASE("profiles: a 64-bit atomic without supports_atomics64 is an unsupported error at its line", "[profiles]") {
+  // apple: no 64-bit atomics.
+  const auto e = run_one_atomic<std::int64_t>("apple");
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::unsupported);
+  CHECK(e->group() == ki::xyz<i64>{1, 0, 0});
+  CHECK(e->local() == ki::xyz<i64>{3, 0, 0});
+  CHECK(this_file.at_line(e->where(), one_atomic<std::int64_t>::line));
+  const std::string what = e->what();
+  INFO(what);
+  CHECK_THAT(what, ContainsSubstring("work-item (3, 0, 0) (linear 3) of work-group (1, 0, 0) called "
+                                     "ki::atomic_fetch_add on long int at " +
+                                     this_file.loc(one_atomic<std::int64_t>::line) +
+                                     ", which profile 'apple' does not support: it has no 64-bit atomics "
+                                     "(supports_atomics64 is false)"));
+  CHECK(ki::reference::report_of(*e) != nullptr);
+  // A 32-bit atomic is fine there, and the 64-bit one on a profile that has them.
+  CHECK(!run_one_atomic<std::int32_t>("apple"));
+  CHECK(!run_one_atomic<std::int64_t>("cuda"));
+  CHECK(!run_one_atomic<std::uint64_t>("intel"));
+}
+
+TEST_CASE("profiles: an atomic on double without supports_float64 is an unsupported error", "[profiles]") {
+  // intel: 64-bit atomics, no float64.
+  const auto e = run_one_atomic<double>("intel");
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::unsupported);
+  CHECK(e->local() == ki::xyz<i64>{3, 0, 0});
+  CHECK(this_file.at_line(e->where(), one_atomic<double>::line));
+  CHECK_THAT(std::string(e->what()),
+             ContainsSubstring("called ki::atomic_fetch_add on double at " + this_file.loc(one_atomic<double>::line) +
+                               ", which profile 'intel' does not support: it has no float64"));
+  // apple lacks both: the 64-bit atomics are named.
+  const auto a = run_one_atomic<double>("apple");
+  REQUIRE(a);
+  CHECK_THAT(std::string(a->what()), ContainsSubstring("no 64-bit atomics"));
+  CHECK(!run_one_atomic<double>("cuda"));
+  CHECK(!run_one_atomic<float>("strict"));
 }

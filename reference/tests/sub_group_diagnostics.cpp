@@ -688,3 +688,29 @@ TEST_CASE(
     CHECK_FALSE(sync_error(b));
   }
 }
+
+namespace {
+/// Lanes 0-3 shuffle an int, the others a long, at one call site (a generic lambda's).
+struct two_types {
+  static constexpr unsigned line = __LINE__ + 2;  // the shfl below
+  void operator()(ki::span<i64> out) const {
+    const auto sh = [](auto v) { return ki::shfl(v, 0); };
+    const i64 l = ki::get_local_id().x;
+    out[l] = l < 4 ? sh(static_cast<int>(l)) : static_cast<i64>(sh(static_cast<long>(l)));
+  }
+};
+}  // namespace
+
+TEST_CASE("participants that pass different value types: collective_mismatch names the types readably",
+          "[sub_group_diagnostics]") {
+  const ki::reference::backend b{.device = preset("amd-wave32")};
+  auto out = ki::zeros<i64>(b, 16);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 16}, two_types{}, out);
+  const auto e = sync_error(b);
+  REQUIRE(e);
+  CHECK(e->error_kind() == kind::collective_mismatch);
+  // The names as the compiler spells them, not typeid's mangled "i" and "l".
+  CHECK_THAT(std::string(e->what()),
+             ContainsSubstring("sub-group 0: shfl at " + this_file.loc(two_types::line) +
+                               ": value types differ: lane 0 passes int, lane 4 passes long int"));
+}

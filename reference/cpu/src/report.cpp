@@ -24,8 +24,8 @@ std::string reporter::group_head() const {
   return std::string(names_.prefix) + ": kernel '" + kernel_ + "': work-group " + to_string(group_);
 }
 
-kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sync_point at,
-                                  const std::string& what) const {
+kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sync_point at, const std::string& what,
+                                  const source_location* site) const {
   std::ostringstream os;
   os << names_.prefix << ": kernel '" << kernel_ << "': work-item " << to_string(it.local_id) << " (linear "
      << it.local_linear << ") of work-group " << to_string(group_) << " " << what;
@@ -35,6 +35,7 @@ kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sy
     // A bad call is named "(at ...)" by `what`; other errors happened after this sync point.
     if (k != kernel_error::kind::invalid_collective) os << " (after " << at.what << " " << where << ")";
   }
+  if (site != nullptr) where = to_string(*site);
   return kernel_error(k, group_, it.local_id, where, os.str());
 }
 

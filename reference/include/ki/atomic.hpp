@@ -14,7 +14,10 @@
 // store, exchange, compare_exchange, fetch_add and fetch_sub (fetch_min/max/and/or/xor on a
 // floating-point type is a compile-time error: write it with atomic_update). Whether 64-bit
 // types work on a device is ki::supports_atomics64(backend); 32-bit integers and float are
-// always supported where ki::supports_atomics(backend) is true.
+// always supported where ki::supports_atomics(backend) is true; double also needs
+// ki::supports_float64(backend). On the reference backend a call the profile does not support
+// is a ki::kernel_error (kind unsupported) naming the work-item and the call's line (each
+// operation takes a defaulted ki::source_location last).
 #pragma once
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <cstdint>
@@ -22,6 +25,7 @@
 #include <type_traits>
 
 #include <ki/macros.hpp>
+#include <ki/source_location.hpp>
 #include <ki/target.hpp>
 #if KI_GPU_PASS && defined(__HIPCC__)
 #include <hip/hip_runtime.h>
@@ -32,6 +36,7 @@
 
 #include <ki/detail/cpu/checked.hpp>
 #include <ki/detail/cpu/executor.hpp>
+#include <ki/detail/type_name.hpp>
 #endif
 
 namespace ki {
@@ -184,7 +189,8 @@ KI_DEVICE inline memory_order store_order(memory_order o) {
 }
 }  // namespace detail
 
-// What the target lacks (ki/target.hpp) does not compile, naming the feature.
+// What the target lacks (ki/target.hpp) does not compile, naming the feature (the type
+// checks below); each operation takes its call's location last, for the runtime check.
 #define KI_DETAIL_TARGET_HAS(T, what)                                                              \
   static_assert(sizeof(T) < 8 || target.atomics64,                                                 \
                 "ki::" what                                                                        \
@@ -193,22 +199,33 @@ KI_DEVICE inline memory_order store_order(memory_order o) {
   static_assert(!std::is_same_v<T, double> || target.float64,                                      \
                 "ki::" what                                                                        \
                 " on double needs float64: ki::target.float64 is false for this target; put the "  \
-                "call under if constexpr (ki::target.float64) with a fallback")
+                "call under if constexpr (ki::target.float64) with a fallback");                   \
+  KI_DETAIL_RUNTIME_HAS(T, what)
+// What the running device lacks (the oracle's profile) is a kernel_error (kind unsupported)
+// naming the work-item and `where`, the call's location. Checked on CPU backends only.
+#if KI_GPU_PASS
+#define KI_DETAIL_RUNTIME_HAS(T, what) (void)where
+#else
+#define KI_DETAIL_RUNTIME_HAS(T, what) detail::cpu::check_atomic<T>(what, detail::type_name<T>(), where)
+#endif
 
 template <detail::atomic_value T>
-KI_DEVICE T atomic_load(T* p, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_load(T* p, memory_order o = memory_order::relaxed,
+                        const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_load");
   return detail::atomic_ref_t<T>(*p).load(detail::native(detail::load_order(o)));
 }
 
 template <detail::atomic_value T>
-KI_DEVICE void atomic_store(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE void atomic_store(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                            const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_store");
   detail::atomic_ref_t<T>(*p).store(v, detail::native(detail::store_order(o)));
 }
 
 template <detail::atomic_value T>
-KI_DEVICE T atomic_exchange(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_exchange(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                            const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_exchange");
   return detail::atomic_ref_t<T>(*p).exchange(v, detail::native(o));
 }
@@ -217,20 +234,23 @@ KI_DEVICE T atomic_exchange(T* p, std::type_identity_t<T> v, memory_order o = me
 /// returns false. (Strong: no spurious failure.)
 template <detail::atomic_value T>
 KI_DEVICE bool atomic_compare_exchange(T* p, T& expected, std::type_identity_t<T> desired,
-                                       memory_order o = memory_order::relaxed) {
+                                       memory_order o = memory_order::relaxed,
+                                       const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_compare_exchange");
   return detail::atomic_ref_t<T>(*p).compare_exchange_strong(expected, desired, detail::native(o),
                                                              detail::native(detail::load_order(o)));
 }
 
 template <detail::atomic_value T>
-KI_DEVICE T atomic_fetch_add(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_fetch_add(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                             const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_add");
   return detail::atomic_ref_t<T>(*p).fetch_add(v, detail::native(o));
 }
 
 template <detail::atomic_value T>
-KI_DEVICE T atomic_fetch_sub(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_fetch_sub(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                             const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_sub");
   return detail::atomic_ref_t<T>(*p).fetch_sub(v, detail::native(o));
 }
@@ -241,19 +261,22 @@ KI_DEVICE T atomic_fetch_sub(T* p, std::type_identity_t<T> v, memory_order o = m
                                            "and double, write the update with ki::atomic_update")
 
 template <detail::atomic_value T>
-KI_DEVICE T atomic_fetch_and(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_fetch_and(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                             const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_and");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_and");
   return detail::atomic_ref_t<T>(*p).fetch_and(v, detail::native(o));
 }
 template <detail::atomic_value T>
-KI_DEVICE T atomic_fetch_or(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_fetch_or(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                            const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_or");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_or");
   return detail::atomic_ref_t<T>(*p).fetch_or(v, detail::native(o));
 }
 template <detail::atomic_value T>
-KI_DEVICE T atomic_fetch_xor(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_fetch_xor(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                             const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_xor");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_xor");
   return detail::atomic_ref_t<T>(*p).fetch_xor(v, detail::native(o));
@@ -262,7 +285,8 @@ KI_DEVICE T atomic_fetch_xor(T* p, std::type_identity_t<T> v, memory_order o = m
 /// Any update: *p = f(*p), atomically, through a compare-exchange loop (like Metal.@atomic for
 /// operations without a native atomic). Returns the previous value. f may run several times.
 template <detail::atomic_value T, class F>
-KI_DEVICE T atomic_update(T* p, F f, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_update(T* p, F f, memory_order o = memory_order::relaxed,
+                          const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_update");
   detail::atomic_ref_t<T> r(*p);
   T old = r.load(detail::native(detail::load_order(o)));
@@ -273,29 +297,32 @@ KI_DEVICE T atomic_update(T* p, F f, memory_order o = memory_order::relaxed) {
 }
 
 template <detail::atomic_value T>
-KI_DEVICE T atomic_fetch_min(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_fetch_min(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                             const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_min");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_min");
 #if KI_GPU_PASS
   return detail::atomic_ref_t<T>(*p).fetch_min(v, detail::native(o));
 #else
   return atomic_update(
-      p, [v](T x) { return v < x ? v : x; }, o);  // C++20 has no fetch_min
+      p, [v](T x) { return v < x ? v : x; }, o, where);  // C++20 has no fetch_min
 #endif
 }
 template <detail::atomic_value T>
-KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed) {
+KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = memory_order::relaxed,
+                             const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_max");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_max");
 #if KI_GPU_PASS
   return detail::atomic_ref_t<T>(*p).fetch_max(v, detail::native(o));
 #else
   return atomic_update(
-      p, [v](T x) { return v > x ? v : x; }, o);
+      p, [v](T x) { return v > x ? v : x; }, o, where);
 #endif
 }
 #undef KI_DETAIL_INTEGER_ONLY
 #undef KI_DETAIL_TARGET_HAS
+#undef KI_DETAIL_RUNTIME_HAS
 
 /// Orders memory accesses around it without an atomic operation (C++ atomic_thread_fence).
 KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst) {

@@ -30,6 +30,8 @@ class kernel_error : public std::runtime_error {
                           ///< nothing orders them
     invalid_seed,         ///< ki::seed: different seeds in one launch, a seed after a draw, or
                           ///< some work-items seeded and others drew unseeded (ki/rand.hpp)
+    unsupported,          ///< an operation the device lacks (the oracle's profile: a 64-bit atomic
+                          ///< without supports_atomics64, an atomic on double without supports_float64)
   };
 
   kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where, const std::string& what)

@@ -25,6 +25,7 @@
 #include <ki/backend.hpp>
 #include <ki/const_span.hpp>
 #include <ki/detail/geometry.hpp>
+#include <ki/detail/type_name.hpp>
 #include <ki/dims.hpp>
 #include <ki/hints.hpp>
 

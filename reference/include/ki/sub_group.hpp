@@ -18,18 +18,21 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
-#include <typeinfo>
 #include <cstring>
 #include <functional>
 #include <new>
+#include <tuple>
+#include <utility>
 
 #include <ki/detail/integer.hpp>
+#include <ki/detail/shuffleable.hpp>
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 #if KI_GPU_PASS
 #include <ki/detail/gpu/sub_group.hpp>
 #else
 #include <ki/detail/cpu/executor.hpp>
+#include <ki/detail/type_name.hpp>
 #endif
 
 namespace ki {
@@ -175,7 +178,7 @@ inline T shuffle(cpu::collective_kind k, const T& v, I arg, width_arg width, con
   c.size = sizeof(T);
   c.value = &v;
   c.result = out;
-  c.type_name = typeid(T).name();
+  c.type_name = type_name<T>();  // not typeid: typeid(_Float16) does not link with GCC 12
   run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }
@@ -219,7 +222,7 @@ inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, w
   c.op = &op;
   c.init = init;
   c.same_init = &same_value<T>;
-  c.type_name = typeid(T).name();
+  c.type_name = type_name<T>();  // not typeid: typeid(_Float16) does not link with GCC 12
   run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }
@@ -292,6 +295,51 @@ KI_DEVICE T shfl_xor(T v, I mask, W width, source_location where = source_locati
   KI_DETAIL_SUB_GROUP_BODY(
       detail::gpu::shfl_xor(v, mask, detail::gpu::width_of(width)),
       detail::shuffle(detail::cpu::collective_kind::shfl_xor, v, mask, detail::width_value(width), where))
+}
+
+// Shuffles of std::pair / std::tuple (not trivially copyable): element by element, in order,
+// each a shuffle at the caller's site with the same lane / offset / mask and width (nested
+// tuples recursively). The result is the tuple of the elements' results.
+namespace detail {
+template <class T, class F>
+KI_DEVICE T element_wise(const T& v, const F& f) {
+  // Braced: the elements' shuffles run in order (all work-items in the same order).
+  return [&]<std::size_t... K>(std::index_sequence<K...>) { return T{f(std::get<K>(v))...}; }
+  (std::make_index_sequence<std::tuple_size_v<T>>{});
+}
+}  // namespace detail
+
+template <detail::element_wise_value T, detail::lane_integer I>
+KI_DEVICE T shfl(const T& v, I lane, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl(e, lane, where); });
+}
+template <detail::element_wise_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl(const T& v, I lane, W width, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl(e, lane, width, where); });
+}
+template <detail::element_wise_value T, detail::lane_integer I>
+KI_DEVICE T shfl_down(const T& v, I offset, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl_down(e, offset, where); });
+}
+template <detail::element_wise_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl_down(const T& v, I offset, W width, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl_down(e, offset, width, where); });
+}
+template <detail::element_wise_value T, detail::lane_integer I>
+KI_DEVICE T shfl_up(const T& v, I offset, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl_up(e, offset, where); });
+}
+template <detail::element_wise_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl_up(const T& v, I offset, W width, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl_up(e, offset, width, where); });
+}
+template <detail::element_wise_value T, detail::lane_integer I>
+KI_DEVICE T shfl_xor(const T& v, I mask, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl_xor(e, mask, where); });
+}
+template <detail::element_wise_value T, detail::lane_integer I, detail::lane_integer W>
+KI_DEVICE T shfl_xor(const T& v, I mask, W width, source_location where = source_location::current()) {
+  return detail::element_wise(v, [&](const auto& e) { return shfl_xor(e, mask, width, where); });
 }
 
 // Votes: the same result for every work-item of the sub-group (or segment). Ballot bit i is

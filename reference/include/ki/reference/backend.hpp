@@ -23,6 +23,7 @@
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/ka/cpu_launch.hpp>
 #include <ki/ka/kernel.hpp>
+#include <ki/detail/shuffleable.hpp>
 #include <ki/launch.hpp>
 #include <ki/reference/schedule.hpp>
 
@@ -240,7 +241,7 @@ struct ki::backend_traits<ki::reference::backend> {
   /// Any trivially copyable type is moved as bytes (the spec's word-wise fallback).
   template <class T>
   static bool supports_shuffle(const B&) {
-    return std::is_trivially_copyable_v<T>;
+    return ki::detail::shuffleable_v<T>;  // trivially copyable, or a std::pair / std::tuple of such
   }
 
   /// One compiler option: "maxthreads" (an integer >= 1, as CUDA.jl's): the kernel's
@@ -281,7 +282,7 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(k.backend, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),
-                              k.name.empty() ? "kernel" : k.name);
+                              ki::detail::kernel_display_name<F>(k.name));
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
@@ -291,7 +292,8 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
     const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_group, ctx.get(), nullptr};
-    reference::detail::submit_ka(b, d, std::move(ctx), name != nullptr ? name : "kernel");
+    reference::detail::submit_ka(b, d, std::move(ctx),
+                                 name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({}));
   }
 };
 

@@ -27,6 +27,7 @@
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/ka/cpu_launch.hpp>
 #include <ki/ka/kernel.hpp>
+#include <ki/detail/shuffleable.hpp>
 #include <ki/launch.hpp>
 
 namespace ki::simd_cpu {
@@ -195,7 +196,7 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
   static bool supports_atomics64(const B&) { return true; }
   template <class T>
   static bool supports_shuffle(const B&) {
-    return std::is_trivially_copyable_v<T>;
+    return ki::detail::shuffleable_v<T>;  // trivially copyable, or a std::pair / std::tuple of such
   }
 
   /// One compiler option: "maxthreads" (an integer >= 1): the kernel's max_work_group_size.
@@ -234,7 +235,7 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     using bound = simd_cpu::detail::bound_kernel<F, A...>;
     const bound ctx{k.f, std::tuple<A...>(args...)};
     simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx,
-                             k.name.empty() ? "kernel" : k.name);
+                             ki::detail::kernel_display_name<F>(k.name));
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked. Runs before it returns.
@@ -243,8 +244,8 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     simd_cpu::detail::validate(b);
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     const bound ctx{f, std::tuple<A...>(args...)};
-    simd_cpu::detail::launch_ka(
-        b, {g.range, g.groupsize, g.groups, &bound::run_group, &ctx, name != nullptr ? name : "kernel"});
+    const std::string shown = name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({});
+    simd_cpu::detail::launch_ka(b, {g.range, g.groupsize, g.groups, &bound::run_group, &ctx, shown.c_str()});
   }
 };
 

@@ -29,6 +29,9 @@
 #include <ki/ka/gpu_group.hpp>
 #include <ki/ka/kernel.hpp>
 #include <ki/launch.hpp>
+#include <ki/detail/public_begin.hpp>  // (a private header)
+#include <ki/detail/shuffleable.hpp>
+#include <ki/detail/public_end.hpp>
 #include <ki/offload/device.hpp>
 #include <ki/offload/errors.hpp>
 #include <ki/offload/launch.hpp>
@@ -182,7 +185,7 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
   /// Any trivially copyable type, moved as 32-bit words.
   template <class T>
   static bool supports_shuffle(const B&) {
-    return std::is_trivially_copyable_v<T>;
+    return ki::detail::shuffleable_v<T>;  // trivially copyable, or a std::pair / std::tuple of such
   }
   static std::int64_t max_work_group_size(const B&) {
     return KI_OFFLOAD_NAMESPACE::detail::properties().maxThreadsPerBlock;

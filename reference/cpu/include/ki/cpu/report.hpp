@@ -51,7 +51,9 @@ class reporter {
 
   /// A work-item's own failure: `what` is what it did ("threw ...", "overflowed ..."); `at` is
   /// its sync point (a bad call names its line itself, so that one is not repeated).
-  kernel_error item_error(kernel_error::kind k, const item_state& it, sync_point at, const std::string& what) const;
+  /// `site`: where the failing operation is, when known: the error's where() (else `at`'s).
+  kernel_error item_error(kernel_error::kind k, const item_state& it, sync_point at, const std::string& what,
+                          const source_location* site = nullptr) const;
   /// A work-item's failure inside a KA phase: `phase` is the items() call it ran in.
   kernel_error phase_error(kernel_error::kind k, const item_state& it, const source_location& phase,
                            const std::string& what) const;

@@ -178,10 +178,11 @@ class group_runner_base {
   }
 
   /// The running work-item failed; back to the driver.
-  int fail(const Item& it, kernel_error::kind k, std::string msg) {
+  int fail(const Item& it, kernel_error::kind k, std::string msg, source_location at = {}) {
     failed_item_ = it.local_linear;
     failed_kind_ = k;
     failed_message_ = std::move(msg);
+    failed_at_ = at;
     return driver();
   }
   /// The group failed (a group-level failure), concerning work-item `k` (-1: the running one).
@@ -194,7 +195,7 @@ class group_runner_base {
   int failed_current() {
     const item_failure f = current_failure();
     if (f.group_level) return fail_group(f.kind, f.message, f.concerns);
-    return fail(current(), f.kind, f.message);
+    return fail(current(), f.kind, f.message, f.at);
   }
 
   /// The group cannot finish (the driver found nobody able to run).
@@ -221,7 +222,8 @@ class group_runner_base {
     if (failed_item_ >= 0) {
       fibers_.abandon_all();
       const Item& it = items_[static_cast<std::size_t>(failed_item_)];
-      return report_.item_error(failed_kind_, it, sync_point_of(it), failed_message_);
+      return report_.item_error(failed_kind_, it, sync_point_of(it), failed_message_,
+                                failed_at_.line != 0 ? &failed_at_ : nullptr);
     }
     if (group_error_) {
       fibers_.abandon_all();
@@ -251,6 +253,7 @@ class group_runner_base {
   std::int64_t failed_item_ = -1;
   kernel_error::kind failed_kind_{};
   std::string failed_message_;
+  source_location failed_at_{};
   std::optional<kernel_error> group_error_;
 };
 

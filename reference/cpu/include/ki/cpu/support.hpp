@@ -68,6 +68,8 @@ struct item_failure {
   /// group_level: the work-item the error concerns (its linear local id), e.g. the participant
   /// that disagrees with the others; -1: the throwing one.
   std::int64_t concerns = -1;
+  /// Where the failing operation is (line 0: not known; the error names the last sync point).
+  source_location at{};
 };
 
 /// What the exception a work-item threw says, as an item_failure: an item_failure itself,
@@ -77,6 +79,8 @@ inline item_failure current_failure() {
     throw;
   } catch (const item_failure& f) {
     return f;
+  } catch (const unsupported_operation& u) {
+    return {kernel_error::kind::unsupported, u.what(), false, -1, u.where};
   } catch (const std::exception& e) {
     return {kernel_error::kind::exception, std::string("threw ") + e.what()};
   } catch (...) {

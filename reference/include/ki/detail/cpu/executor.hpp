@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <ki/detail/cpu/sub_group_ops.hpp>  // collective
 #include <ki/source_location.hpp>
@@ -93,6 +94,52 @@ struct item_state {
   std::int64_t sub_group_lane = 0;
   std::int64_t sub_group_size = 1;  ///< work-items in this item's sub-group
 };
+
+/// The optional device features that device functions check at run time, for the running
+/// group: the reference backend sets them from its profile around each group; elsewhere
+/// (simd_cpu, outside kernels) the device has them all.
+struct device_features {
+  bool atomics64 = true;
+  bool float64 = true;
+  const char* profile = "";  ///< for messages
+};
+inline constinit thread_local device_features current_features{};
+
+/// Thrown inside a work-item by an operation the device lacks (e.g. an atomic on a 64-bit type
+/// without 64-bit atomics); the executor reports it as kernel_error::kind::unsupported naming
+/// the work-item and `where`.
+struct unsupported_operation : std::logic_error {
+  unsupported_operation(const std::string& what, const source_location& at) : std::logic_error(what), where(at) {}
+  source_location where;
+};
+
+/// The call `what` at `where`, on a value of type `type` (sizeof `size`, double or not): throws
+/// unsupported_operation when the running device lacks 64-bit atomics or float64 for it.
+[[gnu::cold, gnu::noinline]] inline void unsupported_atomic(const char* what, const char* type, bool atomics64,
+                                                            const source_location& where) {
+  const char* f = where.file;
+  for (const char* p = where.file; *p != '\0'; ++p)
+    if (*p == '/') f = p + 1;
+  const std::string at = std::string(f) + ":" + std::to_string(where.line);
+  const std::string head = std::string("called ki::") + what + " on " + type + " at " + at + ", which profile '" +
+                           current_features.profile + "' does not support: ";
+  throw unsupported_operation(
+      head +
+          (atomics64 ? "it has no float64 (supports_float64 is false): check ki::supports_float64(backend)"
+                     : "it has no 64-bit atomics (supports_atomics64 is false): check "
+                       "ki::supports_atomics64(backend)") +
+          " and use a fallback (or if constexpr (ki::target.atomics64 / float64))",
+      where);
+}
+template <class T>
+inline void check_atomic(const char* what, const char* type, const source_location& where) {
+  if constexpr (sizeof(T) == 8) {
+    if (!current_features.atomics64) [[unlikely]]
+      unsupported_atomic(what, type, false, where);
+    if (std::is_same_v<T, double> && !current_features.float64) [[unlikely]]
+      unsupported_atomic(what, type, true, where);
+  }
+}
 
 /// Memory that only this thread can touch while it runs work-groups: the local memory of a
 /// backend that runs each work-group's work-items on one thread, switching only at
