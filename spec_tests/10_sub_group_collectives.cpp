@@ -20,15 +20,6 @@
 
 #include "sub_groups.hpp"
 
-// _Float16 where the compiler has it on the host (GCC; Clang from 15 on x86), and not in the
-// GPU suites (whose device compilers may lack it).
-#if defined(__FLT16_MAX__) && (!defined(__clang__) || __clang_major__ >= 15) && !defined(__CUDACC__) && \
-    !defined(__HIPCC__)
-#define KI_SPEC_HAS_FLOAT16 1
-#else
-#define KI_SPEC_HAS_FLOAT16 0
-#endif
-
 namespace ki_spec_sub_group_collectives {
 
 using i64 = std::int64_t;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ki/sub_group_matrix.hpp>
@@ -107,11 +108,16 @@ std::vector<T> values(i64 n, i64 salt) {  // small integers and halves: exact pr
   return v;
 }
 
-/// The documented product: acc = fma(a(r, k), b(k, c), acc), k = 0..7, from c0.
+/// The documented product: acc = fma(a(r, k), b(k, c), acc), k = 0..7, from c0 (for _Float16
+/// each step in float, rounded to _Float16).
 template <class T, class A, class B, class C>
 T expected(A a, B b, C c0, int r, int c) {
   T acc = c0(r, c);
-  for (int k = 0; k < 8; ++k) acc = std::fma(a(r, k), b(k, c), acc);
+  for (int k = 0; k < 8; ++k) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) acc = std::fma(a(r, k), b(k, c), acc);
+    else
+      acc = static_cast<T>(std::fma(static_cast<float>(a(r, k)), static_cast<float>(b(k, c)), static_cast<float>(acc)));
+  }
   return acc;
 }
 
@@ -182,6 +188,9 @@ TEMPLATE_LIST_TEST_CASE("sub_group_matrix: load, store, tiles with an origin, * 
   };
   run(float{});
   run(double{});
+#if KI_SPEC_HAS_FLOAT16
+  run(_Float16{});  // "The element type can be Float16, Float32 or BFloat16"
+#endif
 }
 
 TEMPLATE_LIST_TEST_CASE("sub_group_matrix: a 64x64 product accumulated from zero with muladd, bit for bit",

@@ -21,6 +21,15 @@
 
 #include "backends.hpp"
 
+// _Float16 where the compiler has it on the host (GCC; Clang from 15 on x86), and not in the
+// GPU suites (whose device compilers may lack it).
+#if defined(__FLT16_MAX__) && (!defined(__clang__) || __clang_major__ >= 15) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__)
+#define KI_SPEC_HAS_FLOAT16 1
+#else
+#define KI_SPEC_HAS_FLOAT16 0
+#endif
+
 namespace ki_test::sg {
 
 using i64 = std::int64_t;
