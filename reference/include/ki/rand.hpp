@@ -28,8 +28,9 @@
 // 1 << 32; the signed types are those bits (two's complement); float = (word 0 >> 8) * 2^-24 and
 // _Float16 = (word 0 >> 21) * 2^-11, double = (uint64 >> 11) * 2^-53, all in [0, 1).
 //
-// GPU backends: not yet (a kernel calling ki::rand does not compile for CUDA/HIP; see
-// docs/random.md).
+// GPU backends (CUDA, HIP): the kernel entry receives the launch seed as a parameter; a thread's
+// draw count and key live in shared memory, 24 bytes per thread (24 KiB for a block of 1024) in
+// kernels that draw, 8 bytes in every kernel (the seed). No misuse checks there (the oracle's).
 #pragma once
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <array>
@@ -38,7 +39,9 @@
 
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
-#if !KI_GPU_PASS
+#if KI_GPU_PASS
+#include <ki/detail/gpu/intrinsics.hpp>
+#endif
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +53,7 @@
 #include <vector>
 
 #include <ki/backend.hpp>
+#if !KI_GPU_PASS
 #include <ki/detail/cpu/executor.hpp>
 #endif
 
@@ -109,7 +113,7 @@ KI_DEVICE constexpr T rand_value(std::uint64_t seed, std::uint64_t global_linear
                     {std::uint32_t(seed), std::uint32_t(seed >> 32)}));
 }
 
-#if !KI_GPU_PASS
+// (Host code, seen by both passes of a GPU compiler: the backends' launches take seeds here.)
 namespace detail {
 /// Where launch seeds come from: per backend (by its traits' name) a launch counter and a base.
 class rand_seeds {
@@ -182,7 +186,6 @@ template <backend B>
 void set_rand_seed(const B&, std::uint64_t s) {
   detail::rand_seeds::instance().set(backend_traits<B>::name, s);
 }
-#endif
 
 namespace detail {
 #if !KI_GPU_PASS
@@ -205,8 +208,43 @@ inline std::uint64_t global_linear_here() {
   return std::uint64_t((g.global_base.x + l.x) + sx * ((g.global_base.y + l.y) + sy * (g.global_base.z + l.z)));
 }
 #endif
-template <class T>
-inline constexpr bool gpu_rand_pending = false;
+#if KI_GPU_PASS
+namespace gpu {
+/// The launch's seed, which the kernel entry (ki/offload/launch.hpp) writes in every thread
+/// before the kernel runs: 8 bytes of shared memory per block, in every kernel.
+__device__ inline std::uint64_t& rand_launch_seed() {
+  __shared__ std::uint64_t seed;
+  return seed;
+}
+/// A thread's stream: valid for its block while `tag` is the block's. Shared memory starts with
+/// whatever an earlier block left there, so a slot is taken as fresh unless its tag is this
+/// block's of this launch (a 64-bit hash of launch seed and block: a stale slot passes for fresh
+/// with probability 2^-64). Only kernels that draw allocate the slots: 24 bytes per thread of the
+/// largest block (1024 threads: 24 KiB of shared memory).
+struct rand_slot {
+  std::uint64_t tag, key;
+  std::uint32_t draws, seeded;
+};
+inline constexpr int rand_max_threads = 1024;
+__device__ inline rand_slot& rand_slot_here() {
+  __shared__ rand_slot slots[rand_max_threads];
+  const std::uint64_t block =
+      blockIdx.x + std::uint64_t(gridDim.x) * (blockIdx.y + std::uint64_t(gridDim.y) * blockIdx.z);
+  const std::uint64_t tag = splitmix64(rand_launch_seed() ^ splitmix64(block + 1)) | 1;
+  rand_slot& s = slots[threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)];
+  if (s.tag != tag) s = {tag, rand_launch_seed(), 0, 0};
+  return s;
+}
+/// The global linear id, x fastest (as on the CPU backends).
+__device__ inline std::uint64_t global_linear() {
+  const std::uint64_t sx = std::uint64_t(gridDim.x) * blockDim.x, sy = std::uint64_t(gridDim.y) * blockDim.y;
+  const std::uint64_t x = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                      y = std::uint64_t(blockIdx.y) * blockDim.y + threadIdx.y,
+                      z = std::uint64_t(blockIdx.z) * blockDim.z + threadIdx.z;
+  return x + sx * (y + sy * z);
+}
+}  // namespace gpu
+#endif
 }  // namespace detail
 
 /// The next number of the calling work-item's stream (see the header comment for the values).
@@ -214,9 +252,9 @@ template <class T>
 KI_DEVICE T rand(source_location where = source_location::current()) {
   static_assert(detail::rand_type_v<T>, "ki::rand draws int32, uint32, int64, uint64, float, double (and _Float16)");
 #if KI_GPU_PASS
-  static_assert(detail::gpu_rand_pending<T>, "ki::rand is not implemented on CUDA/HIP yet (docs/random.md)");
-  (void)where;
-  return T{};
+  (void)where;  // (no checks on GPUs: the oracle's)
+  detail::gpu::rand_slot& s = detail::gpu::rand_slot_here();
+  return rand_value<T>(s.key, detail::gpu::global_linear(), s.draws++);
 #else
   detail::cpu::rand_slot& s = detail::rand_slot_here("ki::rand", where);
   if (s.draws == 0 && !s.seeded) {
@@ -229,9 +267,9 @@ KI_DEVICE T rand(source_location where = source_location::current()) {
 /// Makes the calling work-item's stream the one of key s from draw 0. Every work-item of the
 /// launch that draws must call it, with the same s, before its first draw.
 #if KI_GPU_PASS
-template <int N = 0>  // (a template: the assertion fires only where a kernel calls it)
-__device__ void seed(std::uint64_t, source_location = source_location::current()) {
-  static_assert(N != 0, "ki::seed is not implemented on CUDA/HIP yet (docs/random.md)");
+__device__ inline void seed(std::uint64_t s, source_location = source_location::current()) {
+  detail::gpu::rand_slot& slot = detail::gpu::rand_slot_here();
+  slot.key = s, slot.draws = 0, slot.seeded = 1;
 }
 #else
 inline void seed(std::uint64_t s, source_location where = source_location::current()) {

@@ -252,7 +252,8 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     if constexpr (params::known) {
       launch_with(k.f, grid, block, s, static_cast<typename params::type*>(nullptr), args...);
     } else {
-      KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, A...>(grid, block, s, k.f, args...);
+      KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, A...>(grid, block, s, ki::detail::next_launch_seed(name), k.f,
+                                                          args...);
     }
     const auto e = KI_OFFLOAD_API(GetLastError)();
     if (e != KI_OFFLOAD_API(Success))
@@ -288,6 +289,7 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
   static void launch_with(const F& f, dim3 grid, dim3 block, KI_OFFLOAD_NAMESPACE::api::stream_t s, std::tuple<P...>*,
                           A... args) {
     static_assert(sizeof...(P) == sizeof...(A), "ki::launch: the kernel takes a different number of arguments");
-    KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, P...>(grid, block, s, f, static_cast<P>(args)...);
+    KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, P...>(grid, block, s, ki::detail::next_launch_seed(name), f,
+                                                        static_cast<P>(args)...);
   }
 };

@@ -17,12 +17,20 @@
 #include <type_traits>
 
 #include <ki/hints.hpp>
+#include <ki/rand.hpp>
 #include <ki/offload/device.hpp>
 
 namespace ki::KI_OFFLOAD_NAMESPACE::detail {
 
+// Every entry takes the launch's seed for ki::rand first (ki/rand.hpp) and stores it in the
+// block's 8 bytes of shared memory for it before the kernel runs.
 template <class F, class... A>
-__global__ void entry(F f, A... args) {
+__global__ void entry(std::uint64_t rand_seed, F f, A... args) {
+#if KI_GPU_PASS
+  ki::detail::gpu::rand_launch_seed() = rand_seed;
+#else
+  (void)rand_seed;  // (the host pass's stub)
+#endif
   f(args...);
 }
 
@@ -33,15 +41,20 @@ inline constexpr int entry_bound = static_cast<int>(hints_of<F>.bound());
 /// The entry of a kernel with launch hints: the device compiler is told the largest block it
 /// will run (registers per thread are chosen for it).
 template <class F, class... A>
-__global__ void __launch_bounds__(entry_bound<F>) bounded_entry(F f, A... args) {
+__global__ void __launch_bounds__(entry_bound<F>) bounded_entry(std::uint64_t rand_seed, F f, A... args) {
+#if KI_GPU_PASS
+  ki::detail::gpu::rand_launch_seed() = rand_seed;
+#else
+  (void)rand_seed;  // (the host pass's stub)
+#endif
   f(args...);
 }
 
 /// Launches F's entry (bounded where F has hints) with the parameters A...
 template <class F, class... A>
-void launch_entry(dim3 grid, dim3 block, api::stream_t s, const F& f, A... args) {
-  if constexpr (entry_bound < F >> 0) bounded_entry<F, A...><<<grid, block, 0, s>>>(f, args...);
-  else entry<F, A...><<<grid, block, 0, s>>>(f, args...);
+void launch_entry(dim3 grid, dim3 block, api::stream_t s, std::uint64_t rand_seed, const F& f, A... args) {
+  if constexpr (entry_bound < F >> 0) bounded_entry<F, A...><<<grid, block, 0, s>>>(rand_seed, f, args...);
+  else entry<F, A...><<<grid, block, 0, s>>>(rand_seed, f, args...);
 }
 
 template <class M>
