@@ -165,7 +165,8 @@ void BM_raw_launch(benchmark::State& state) {
   const ki::span<int> arg(out.data(), 1);
   ki_bench::timed_loop(state, "ns_per_launch", launches_per_batch, [&] {
     for (int i = 0; i < launches_per_batch; ++i)
-      ki::cuda::detail::entry<empty_kernel, ki::span<int>><<<1, 32, 0, s>>>(empty_kernel{}, arg);
+      ki::cuda::detail::entry<empty_kernel, ki::span<int>>
+          <<<1, 32, 0, s>>>(0, empty_kernel{}, arg);  // (the entry takes the ki::rand launch seed first)
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
   });
 }
