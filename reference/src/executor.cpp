@@ -162,6 +162,53 @@ launch_result execute(const launch_desc& queued) {
   return result;
 }
 
+namespace {
+/// The trace hook's view of a KA launch (ki/reference/events.hpp): phases and synchronize calls.
+class ka_trace final : public ki::ka::detail::ka_tracer {
+ public:
+  ka_trace(runner_detail::hook_slot h, const ki::ka::detail::cpu_launch_desc& d, const backend& b, std::uint64_t serial)
+      : h_(h) {
+    l_.serial = serial;
+    l_.kernel = d.name;
+    l_.numgroups = d.groups;
+    l_.groupsize = d.groupsize;
+    l_.profile = b.device.name;
+    l_.seed = b.schedule.seed;
+    l_.order = ki::reference::to_string(b.schedule.items);
+    l_.ka = true;
+  }
+  void group_begins(xyz<std::int64_t> g) override { emit(trace_kind::group_start, g, -1, "", {}); }
+  void phase(xyz<std::int64_t> g, const source_location& where, std::int64_t item) override {
+    emit(trace_kind::phase, g, item, "items", where);
+  }
+  void sync(xyz<std::int64_t> g, const char* what, const source_location& where) override {
+    emit(trace_kind::synchronize, g, -1, what, where);
+  }
+  void group_ends(xyz<std::int64_t> g, const kernel_error* e) override {
+    if (e != nullptr) {
+      const auto& s = l_.groupsize;
+      trace_event ev{trace_kind::failure, g, e->local().x + s.x * (e->local().y + s.y * e->local().z),
+                     ki::reference::to_string(e->error_kind())};
+      ev.kernel = l_.kernel;
+      ev.message = e->what();
+      ev.error = e;
+      ev.launch = &l_;
+      h_.fn(h_.ctx, ev);
+    }
+    emit(trace_kind::group_end, g, -1, "", {});
+  }
+
+ private:
+  void emit(trace_kind k, xyz<std::int64_t> g, std::int64_t item, const char* what, const source_location& where) {
+    trace_event e{k, g, item, what, where, nullptr, l_.kernel};
+    e.launch = &l_;
+    h_.fn(h_.ctx, e);
+  }
+  runner_detail::hook_slot h_;
+  trace_launch l_;
+};
+}  // namespace
+
 launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b) {
   const int threads = resolve_threads(b);
   cpu::ka_config c{runner_detail::names};
@@ -180,6 +227,9 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.check_races = true;  // (in checked-access mode)
   cpu::ka_warnings warnings;
   c.warnings = &warnings;  // (checked-access mode: reads of memory never written)
+  std::optional<ka_trace> trace;
+  if (const auto h = current_hook(); h.fn != nullptr) [[unlikely]]
+    c.tracer = &trace.emplace(h, d, b, ++launch_counter);
   launch_result r;
   r.error = cpu::run_ka(d, c);
   report rep;
@@ -215,5 +265,10 @@ trace_hook set_trace_hook(trace_hook hook, void* context) {
   detail::runner_detail::hook_value = {hook, context};
   detail::runner_detail::hook_set.store(hook != nullptr, std::memory_order_release);
   return old;
+}
+
+void* trace_hook_context() {
+  std::lock_guard lock(detail::runner_detail::hook_m);
+  return detail::runner_detail::hook_value.ctx;
 }
 }  // namespace ki::reference

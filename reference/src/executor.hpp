@@ -31,4 +31,8 @@ launch_result execute(const launch_desc& d);
 /// A KA launch (its groups without fibers, phases in the schedule's order).
 launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b);
 
+/// KI_REFERENCE_TRACE=<page.html> (tools/ki-trace): on the first launch of the process, starts
+/// a ki::reference::trace that rewrites the page as traced groups end (trace.cpp).
+void start_env_trace();
+
 }  // namespace ki::reference::detail

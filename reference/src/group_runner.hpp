@@ -19,6 +19,7 @@
 #include <ki/errors.hpp>
 #include <ki/reference/backend.hpp>
 #include <ki/reference/events.hpp>
+#include <ki/reference/report.hpp>
 #include <ki/source_location.hpp>
 
 #include "executor.hpp"
@@ -141,9 +142,15 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     fibers_.reset(static_cast<int>(n_) + 1);
     const hook_slot h = current_hook();
     hook_ = h.fn, hook_ctx_ = h.ctx;
-    races_.start_group({items_.data(), sizeof(item), n_, &locals_, &unspecified_, sched_.seed != 0, same_value_race_,
-                        &fast_point_, no_site, hook_ ? &group_runner::on_access : nullptr, this},
-                       group_linear, gs_.group_id);
+    if (hook_) [[unlikely]]
+      describe_launch(d, launch_serial);
+    loop_.watch = hook_ ? &group_runner::on_item : nullptr;
+    loop_.watch_ctx = this;
+    trace_round_ = 0;
+    races_.start_group(
+        {items_.data(), sizeof(item), n_, &locals_, &unspecified_, sched_.seed != 0, same_value_race_, &fast_point_,
+         no_site, hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr},
+        group_linear, gs_.group_id);
     races_.set_interval(round_);
     checked::active = &races_;
     cpu::current_exec = this;  // (current is set per work-item)
@@ -160,14 +167,17 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     dirty_statuses_ = true;                                         // cleared below when the group finished normally
     cpu::current = nullptr;
-    if (hook_) [[unlikely]]
-      emit(trace_kind::group_end, -1, "", {});
     if (auto e = take_failure(fault, faulting)) {
       races_.drop_pending();
+      if (hook_) [[unlikely]]
+        emit_end(&*e);
       return group_failure{std::move(*e)};
     }
     dirty_statuses_ = false;  // every work-item exited: all running
-    return races_.finish(d_->kernel_name, globals);
+    auto f = races_.finish(d_->kernel_name, globals);
+    if (hook_) [[unlikely]]
+      emit_end(f ? &f->error : nullptr);
+    return f;
   }
 
   /// Moves this runner's unspecified-read counts into the launch's log.
@@ -243,7 +253,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     it.sync.coll = &c;
     ++in_collective_;
     if (hook_) [[unlikely]]
-      emit(trace_kind::arrive, it.local_linear, collective_name(c.kind), c.where);
+      emit(trace_kind::arrive, it.local_linear, collective_name(c.kind), c.where, nullptr, c.width);
     auto& scopes = pending_[static_cast<std::size_t>(sg)];
     auto p = std::find_if(scopes.begin(), scopes.end(),
                           [&](const pending_scope& x) { return x.begin == begin && x.lanes == lanes; });
@@ -278,12 +288,58 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   /// Work-items that have exited, counted when nothing runs (in the driver).
   i64 exited() const { return group_runner_base::exited(loop_.next); }
 
+  // --- the trace hook (ki/reference/events.hpp); only while one is installed ---
   [[gnu::noinline]] void emit(trace_kind k, i64 item, const char* what, source_location where,
-                              const void* address = nullptr) const {
-    hook_(hook_ctx_, trace_event{k, gs_.group_id, item, what, where, address, d_->kernel_name});
+                              const void* address = nullptr, i64 width = 0, i64 round = -1, i64 index = -1) const {
+    trace_event e{k, gs_.group_id, item, what, where, address, d_->kernel_name, width, round, index};
+    e.launch = &trace_launch_;
+    hook_(hook_ctx_, e);
   }
-  static void on_access(void* self, const cpu::item_state& it, const void* address, const source_location& where) {
-    static_cast<group_runner*>(self)->emit(trace_kind::access, it.local_linear, "", where, address);
+  [[gnu::noinline]] void emit_end(const kernel_error* error) const {
+    if (error != nullptr) {
+      trace_event e{trace_kind::failure, gs_.group_id, linear_of(error->local()),
+                    ki::reference::to_string(error->error_kind())};
+      e.kernel = d_->kernel_name;
+      e.message = error->what();
+      e.error = error;
+      e.launch = &trace_launch_;
+      hook_(hook_ctx_, e);
+    }
+    emit(trace_kind::group_end, -1, "", {});
+  }
+  i64 linear_of(xyz<i64> l) const { return l.x + gs_.local_size.x * (l.y + gs_.local_size.y * l.z); }
+  void describe_launch(const launch_desc& d, std::uint64_t serial) {
+    if (trace_launch_.serial == serial) return;
+    trace_launch_ = trace_launch{serial,
+                                 d.kernel_name,
+                                 {d.groups[0], d.groups[1], d.groups[2]},
+                                 {d.items[0], d.items[1], d.items[2]},
+                                 d.b->device.name,
+                                 gs_.sub_group_width,
+                                 layout_.count,
+                                 layout_.sub_group.data(),
+                                 layout_.lane.data(),
+                                 layout_.linear,
+                                 sched_.seed,
+                                 ki::reference::to_string(sched_.items),
+                                 false};
+  }
+  static void on_item(void* self, const cpu::item_state& it, bool starts) {
+    static_cast<group_runner*>(self)->emit(starts ? trace_kind::start : trace_kind::exit, it.local_linear, "", {});
+  }
+  static void on_access(void* self, const cpu::item_state& it, const void* address, i64 index,
+                        const source_location& where) {
+    static_cast<group_runner*>(self)->emit(trace_kind::access, it.local_linear, "", where, address, 0, -1, index);
+  }
+  static void on_race(void* self, const race_note& r) {
+    const auto& me = *static_cast<group_runner*>(self);
+    trace_event e{trace_kind::race, me.gs_.group_id, r.b_item, r.kind, r.b_where, r.address, me.d_->kernel_name};
+    e.index = r.index;
+    e.other_item = r.a_item;
+    e.other_where = r.a_where;
+    e.message = r.text.c_str();
+    e.launch = &me.trace_launch_;
+    me.hook_(me.hook_ctx_, e);
   }
 
   /// Every participant of (sg, [begin, begin + lanes)) has arrived: check that they agree,
@@ -321,9 +377,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       if (orders_memory) races_.sub_group_barrier_passed(p.local_linear);
       --in_collective_;
       if (hook_) [[unlikely]]
-        emit(trace_kind::leave, p.local_linear, name, first.where);
+        emit(trace_kind::leave, p.local_linear, name, first.where, nullptr, first.width, trace_round_);
       if (&p != cpu::current) ready_.push_back(static_cast<int>(p.local_linear));
     }
+    if (hook_) [[unlikely]]
+      ++trace_round_;
   }
 
   /// Without independent sub-groups, every sub-group executes the same communication functions
@@ -414,8 +472,10 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       races_.set_interval(round_);        // orders accesses before and after the barrier (checked-access mode)
       if (sched_.items == order::random)  // exploring: any order is legal after a barrier
         for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
-      if (hook_) [[unlikely]]
-        for (const int k : ready_) emit(trace_kind::leave, k, barrier_what, last_barrier_);
+      if (hook_) [[unlikely]] {
+        for (const int k : ready_) emit(trace_kind::leave, k, barrier_what, last_barrier_, nullptr, 0, trace_round_);
+        ++trace_round_;
+      }
       enter(ready_[0]);
       fibers_.switch_to(driver(), ready_[0]);
     }
@@ -519,6 +579,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   bool same_value_race_ = true;
   trace_hook hook_ = nullptr;
   void* hook_ctx_ = nullptr;
+  trace_launch trace_launch_;  // while a hook watches: the launch, as events describe it
+  i64 trace_round_ = 0;        // releases so far in this group (events' round)
 };
 
 }  // namespace runner_detail

@@ -210,6 +210,7 @@ void set_active_device(int id) { active = id; }
 
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name) {
+  start_env_trace();  // KI_REFERENCE_TRACE (tools/ki-trace)
   // The seed is drawn in queue order on the launching thread, so KI_RAND_SEED replays it.
   const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);
   current(b, "launch")
@@ -222,6 +223,7 @@ void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
 
 void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
                std::string name) {
+  start_env_trace();  // KI_REFERENCE_TRACE (tools/ki-trace)
   current(b, "launch")
       ->push(
           [b, d, ctx = std::move(ctx), name = std::move(name)](queue& q) {

@@ -55,7 +55,7 @@ void race_detector::access(const checked::array_info& a, i64 index, const source
   }
   const auto* addr = static_cast<const unsigned char*>(a.data) + index * static_cast<i64>(a.element_size);
   if (g_.on_access != nullptr) [[unlikely]]
-    g_.on_access(g_.on_access_ctx, *it, addr, where);
+    g_.on_access(g_.on_access_ctx, *it, addr, index, where);
   if (const std::size_t k = find_access(addr); k != npos) {
     accesses_[k].last = where;
     return;
@@ -104,11 +104,14 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
   ++races_;
   const cpu::item_state& ia = item_at(a.item);
   const cpu::item_state& ib = item_at(b.item);
-  if (race_instances_.size() < max_instances)
-    race_instances_.push_back(std::string(kind) + " race on " + describe(p, local) + ": work-item " +
-                              to_string(ia.local_id) + " " + a_did + " it at " + to_string(a.where) +
-                              ", then work-item " + to_string(ib.local_id) + " " + b_did + " it at " +
-                              to_string(b.where) + ", with no barrier between them");
+  if (race_instances_.size() < max_instances || g_.on_race != nullptr) {
+    std::string text = std::string(kind) + " race on " + describe(p, local) + ": work-item " + to_string(ia.local_id) +
+                       " " + a_did + " it at " + to_string(a.where) + ", then work-item " + to_string(ib.local_id) +
+                       " " + b_did + " it at " + to_string(b.where) + ", with no barrier between them";
+    if (g_.on_race != nullptr) [[unlikely]]
+      g_.on_race(g_.on_access_ctx, race_note{kind, a.item, b.item, a.where, b.where, p.addr, p.index, text});
+    if (race_instances_.size() < max_instances) race_instances_.push_back(std::move(text));
+  }
   if (!first_race_) {
     first_race_.emplace(b.where, ib.local_id);
     race_where_ = {to_string(a.where)};

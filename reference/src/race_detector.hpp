@@ -68,6 +68,16 @@ struct global_log {
   std::vector<global_access> accesses;
 };
 
+/// A race as the trace hook sees it: the first access (a), then the second (b).
+struct race_note {
+  const char* kind;  // "read-write", "write-write", ...
+  std::int64_t a_item, b_item;
+  source_location a_where, b_where;
+  const void* address;
+  std::int64_t index;
+  const std::string& text;  // the report's instance
+};
+
 /// The group being checked, as the runner describes it.
 struct checked_group {
   const cpu::item_state* items;  ///< work-item 0's state; the others `stride` bytes apart
@@ -81,9 +91,12 @@ struct checked_group {
   /// that the next barrier takes the slow path, which flushes.
   source_location* fast_point;
   source_location closed;
-  /// Called for every recorded access (the trace hook, ki/reference/events.hpp), or null.
-  void (*on_access)(void* ctx, const cpu::item_state& it, const void* address, const source_location& where);
+  /// Called for every recorded access and every race found (the trace hook,
+  /// ki/reference/events.hpp), or null.
+  void (*on_access)(void* ctx, const cpu::item_state& it, const void* address, std::int64_t index,
+                    const source_location& where);
   void* on_access_ctx;
+  void (*on_race)(void* ctx, const race_note& r) = nullptr;
 };
 
 class race_detector final : public ki::detail::checked::recorder {

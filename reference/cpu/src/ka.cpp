@@ -327,18 +327,33 @@ class ka_runner final : public ki::ka::detail::cpu_services {
                                     " (this backend runs the phase as one loop; the reference backend names the "
                                     "work-item)");
     }
+    if (c_->tracer != nullptr) [[unlikely]]  // (the group's fiber is gone: it did not end the group)
+      c_->tracer->group_ends(id_of(d, r.group), &*r.error);
     return r;
   }
 
   std::optional<kernel_error> run(const ki::ka::detail::cpu_launch_desc& d, i64 linear, reporter& rep) {
+    if (c_->tracer == nullptr) [[likely]]
+      return run_group(d, linear, rep);
+    const xyz<i64> id = id_of(d, linear);
+    c_->tracer->group_begins(id);
+    auto e = run_group(d, linear, rep);
+    c_->tracer->group_ends(id, e ? &*e : nullptr);
+    return e;
+  }
+  static xyz<i64> id_of(const ki::ka::detail::cpu_launch_desc& d, i64 linear) {
     const auto& n = d.groups;
-    const xyz<i64> id{linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
+    return {linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
+  }
+
+  std::optional<kernel_error> run_group(const ki::ka::detail::cpu_launch_desc& d, i64 linear, reporter& rep) {
+    const xyz<i64> id = id_of(d, linear);
     arena_.reset();
     locals_.clear();
     privates_.clear();
     group_where_ = {};
     local_bytes_ = 0;
-    group_->start(id, nullptr, 0, c_->track_items);
+    group_->start(id, nullptr, 0, c_->track_items, c_->tracer);
     const xyz<i64> a = group_->active();
     if (c_->order != ka_order::forward) {
       order_.clear();
@@ -356,7 +371,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
           std::swap(order_[i - 1], order_[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
         }
       }
-      group_->start(id, order_.data(), static_cast<i64>(order_.size()), c_->track_items);
+      group_->start(id, order_.data(), static_cast<i64>(order_.size()), c_->track_items, c_->tracer);
     }
     rep.set_group(id);
     // While this thread runs the group, only it touches the group's local and private memory:

@@ -4,3 +4,4 @@
 #include <ki/reference/events.hpp>
 #include <ki/reference/explore.hpp>
 #include <ki/reference/report.hpp>
+#include <ki/reference/trace.hpp>

@@ -28,6 +28,10 @@
 #include <ki/xyz.hpp>
 #include <ki/ka/sizes.hpp>
 
+namespace ki {
+class kernel_error;
+}
+
 namespace ki::ka {
 
 namespace detail {
@@ -50,6 +54,19 @@ class cpu_services {
 
  protected:
   ~cpu_services() = default;
+};
+
+/// What a tracer (the oracle's trace hook, ki/reference/events.hpp) is told of a KA group, if
+/// one watches: each work-item's run of a phase and each synchronisation point, in order.
+class ka_tracer {
+ public:
+  virtual void group_begins(xyz<i64> group) = 0;
+  virtual void phase(xyz<i64> group, const source_location& where, i64 item) = 0;
+  virtual void sync(xyz<i64> group, const char* what, const source_location& where) = 0;
+  virtual void group_ends(xyz<i64> group, const kernel_error* failure) = 0;
+
+ protected:
+  ~ka_tracer() = default;
 };
 
 /// Where a phase failed: the work-item (local id) and the items() call.
@@ -80,6 +97,8 @@ struct group_state {
   /// Counts the synchronisation points passed (synchronize, collectives): checked-access mode
   /// orders two work-items' accesses only across one.
   i64 epoch = 0;
+  /// The tracer, while one watches (the oracle's ordered phases only), else null.
+  ka_tracer* tracer = nullptr;
 };
 }  // namespace detail
 
@@ -185,7 +204,8 @@ class basic_cpu_group {
 
   /// Per group (the runner calls it before the kernel runs). `order` (if not null) lists the
   /// local linear ids of the group's work-items inside the ndrange in the order each phase runs them.
-  void start(xyz<std::int64_t> id, const std::int64_t* order, std::int64_t order_count, bool track = false) {
+  void start(xyz<std::int64_t> id, const std::int64_t* order, std::int64_t order_count, bool track = false,
+             detail::ka_tracer* tracer = nullptr) {
     const auto s = st_.size;
     st_.id = id;
     st_.base = {id.x * s.x, id.y * s.y, id.z * s.z};
@@ -197,6 +217,7 @@ class basic_cpu_group {
     st_.view = nullptr;
     st_.track = track;
     st_.epoch = 0;
+    st_.tracer = tracer;
   }
 
   // --- group-level queries (@groupsize, @ndrange, @index(Group, ...)) ---
@@ -348,10 +369,14 @@ class basic_cpu_group {
 
   /// @synchronize(): on a CPU backend phases already run one after another; only counted (the
   /// oracle's checked-access mode orders accesses across it).
-  void synchronize() { ++st_.epoch; }
+  void synchronize(source_location where = source_location::current()) {
+    ++st_.epoch;
+    if (st_.tracer != nullptr) [[unlikely]]
+      st_.tracer->sync(st_.id, "synchronize", where);
+  }
   /// @synchronize(cond): on the CPU the synchronisation always happens (cond is not evaluated
   /// for its effects: the spec forbids them).
-  void synchronize(bool) { ++st_.epoch; }
+  void synchronize(bool, source_location where = source_location::current()) { synchronize(where); }
 
   /// @localmem T (Dims...): the group's memory for the call site `key` (a fresh lambda, as for
   /// ki::localmemory), uninitialised, shared by the group's work-items. For @localmem T (N,)
@@ -408,6 +433,8 @@ class basic_cpu_group {
   static void mark_current(detail::group_state& st, std::int64_t l) {
     st.current = l;
     std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (st.tracer != nullptr) [[unlikely]]
+      st.tracer->phase(st.id, st.phase, l);
   }
 
   /// Private memory; `filled`: the runtime writes each element before anything reads it.
@@ -458,6 +485,8 @@ class basic_cpu_group {
           }
         }
     ++st_.epoch;  // a collective synchronises (its values are read before, as on a GPU)
+    if (st_.tracer != nullptr) [[unlikely]]
+      st_.tracer->sync(st_.id, "group collective", where);
   }
   static std::int64_t clip(std::int64_t left, std::int64_t size) { return left < 0 ? 0 : left < size ? left : size; }
 

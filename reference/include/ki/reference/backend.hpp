@@ -135,6 +135,10 @@ struct item_loop {
   std::int64_t next = 0;   ///< the next unstarted work-item
   std::int64_t count = 0;  ///< work-items in the group
   ki::detail::cpu::item_state* const* items = nullptr;
+  /// While a trace hook watches (ki/reference/events.hpp): called as each work-item starts
+  /// (true) and returns from the kernel (false); else null.
+  void (*watch)(void* ctx, const ki::detail::cpu::item_state& it, bool starts) = nullptr;
+  void* watch_ctx = nullptr;
 };
 
 /// Queues the launch on the calling thread's queue of its active device; ctx is kept alive
@@ -180,11 +184,16 @@ struct bound_kernel {
     const auto& self = *static_cast<const bound_kernel*>(ctx);
     // Nothing per item but the call: the executor infers who has exited (see group_runner.hpp).
     while (loop.next < loop.count) {
-      ki::detail::cpu::current = loop.items[loop.next++];
+      ki::detail::cpu::item_state* const me = loop.items[loop.next++];
+      ki::detail::cpu::current = me;
+      if (loop.watch != nullptr) [[unlikely]]
+        loop.watch(loop.watch_ctx, *me, true);
       // Each work-item gets its own copies of the kernel and of the arguments, as kernel
       // parameters on a GPU: a kernel may take them by (mutable) reference to its copy.
       F fc = self.f;
       std::apply([&](A... a) { fc(a...); }, self.args);
+      if (loop.watch != nullptr) [[unlikely]]  // (read again: the item may have been suspended)
+        loop.watch(loop.watch_ctx, *me, false);
     }
   }
 };

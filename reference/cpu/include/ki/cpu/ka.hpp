@@ -58,6 +58,8 @@ struct ka_config {
   /// Checked-access mode: where the reads of local or private memory before any write are
   /// counted (uninitialized-local-read, uninitialized-private-read), or null.
   ka_warnings* warnings = nullptr;
+  /// The oracle's trace hook, while one watches (needs track_items), else null.
+  ki::ka::detail::ka_tracer* tracer = nullptr;
 };
 
 /// Runs the launch; the failure of the lowest failing group, if any.
