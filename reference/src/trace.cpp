@@ -8,6 +8,7 @@
 #include <ki/reference/trace.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
@@ -374,7 +375,8 @@ void timeline_svg(std::ostream& os, const launch_rec& L, const group_rec& G, con
   std::vector<i64> row_of(rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) row_of[static_cast<std::size_t>(rows[r])] = static_cast<i64>(r);
   const double cw = o.cols > 600 ? 4 : o.cols > 150 ? 8 : 16, rh = rows.size() > 256 ? 8 : 16;
-  const double label_w = L.ka ? 110 : 170, head = 120;
+  const bool rotated = !o.releases.empty() || !o.syncs.empty();  // (their labels stand above the rows)
+  const double label_w = L.ka ? 110 : 170, head = rotated ? 150 : o.phases.empty() ? 26 : 40;
   const double left = x0 + label_w, top = y0 + head;
   auto X = [&](i64 col) { return left + static_cast<double>(col - 1) * cw; };  // the column's left edge
   auto Y = [&](i64 item) { return top + static_cast<double>(row_of[static_cast<std::size_t>(item)]) * rh; };
@@ -498,10 +500,14 @@ void timeline_svg(std::ostream& os, const launch_rec& L, const group_rec& G, con
        << "\" data-lines=\"" << line_of(r.a_where) << "," << line_of(r.b_where) << "\"><title>" << esc(r.message)
        << "</title><line x1=\"" << num(ax) << "\" y1=\"" << num(ay) << "\" x2=\"" << num(bx) << "\" y2=\"" << num(by)
        << "\" stroke=\"" << fail_colour << "\" stroke-width=\"2\" stroke-dasharray=\"4 2\"/>";
-    for (const auto& [x, y, w] : {std::tuple{ax, ay, r.a_where}, std::tuple{bx, by, r.b_where}})
+    const bool first = &r == &o.races.front();  // (only the first race's lines are written out)
+    for (const auto& [x, y, w] : {std::tuple{ax, ay, r.a_where}, std::tuple{bx, by, r.b_where}}) {
       os << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"6\" fill=\"none\" stroke=\"" << fail_colour
-         << "\" stroke-width=\"2\"/><text x=\"" << num(x + 9) << "\" y=\"" << num(y + 4) << "\" class=\"label fail\">"
-         << esc(w) << "</text>";
+         << "\" stroke-width=\"2\"/>";
+      if (first)
+        os << "<text x=\"" << num(x + 9) << "\" y=\"" << num(y + 4) << "\" class=\"label fail\">" << esc(w)
+           << "</text>";
+    }
     os << "</g>\n";
   }
   os << "</g>\n";
@@ -525,12 +531,15 @@ std::string group_svg(const launch_rec& L, const group_rec& G, bool with_accesse
   double y = 4, w = 600;
   if (standalone) {  // (on the page, the section's heading says it)
     caption_svg(body, launch_caption(L), 8, y + 12);
+    w = std::max(w, 16 + 6.6 * static_cast<double>(launch_caption(L).size()));  // (about 6.6 px a character)
     y += 22;
   }
   if (o.failed && standalone) {
     body << "<g class=\"diagnostic-mark\" data-kind=\"" << esc(o.fail_kind) << "\"><text x=\"8\" y=\"" << num(y + 12)
          << "\" class=\"cap fail\">" << esc(o.fail_kind) << ": " << esc(o.fail_message.substr(0, 150))
          << (o.fail_message.size() > 150 ? "…" : "") << "</text></g>\n";
+    w = std::max(
+        w, 16 + 6.6 * static_cast<double>(o.fail_kind.size() + std::min<std::size_t>(o.fail_message.size(), 151)));
     y += 22;
   }
   if (!L.ka && !L.sub_group.empty()) {
@@ -638,7 +647,27 @@ struct trace::impl {
     if (e.kind == trace_kind::group_end) {
       G->ended = true;
       if (!opt.path.empty()) write_locked(opt.path);
+      if (!opt.svg_dir.empty()) write_svg_locked(*L, *G);
     }
+  }
+
+  void write_svg_locked(const launch_rec& L, const group_rec& G) const {
+    std::string name;
+    for (const char c : L.kernel)
+      name += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.') ? c : '_';
+    if (name.empty()) name = "kernel";
+    std::size_t before = 0;  // launches of the same name recorded before this one
+    for (const auto& l : launches) {
+      if (&l == &L) break;
+      before += l.kernel == L.kernel;
+    }
+    if (before > 0) name += "-" + std::to_string(before);
+    if (G.id != xyz<i64>{0, 0, 0})
+      name += "-" + std::to_string(G.id.x) + "-" + std::to_string(G.id.y) + "-" + std::to_string(G.id.z);
+    const std::string path = opt.svg_dir + "/" + name + ".svg";
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << group_svg(L, G, opt.accesses, true);
+    if (!f) throw std::runtime_error("ki::reference::trace: cannot write '" + path + "'");
   }
 
   std::string html_locked() const {
@@ -804,6 +833,7 @@ trace_options trace_options_from_env(const char* path) {
     o.max_launches = static_cast<std::size_t>(parse_int(n, "KI_REFERENCE_TRACE_LAUNCHES"));
   if (const char* a = std::getenv("KI_REFERENCE_TRACE_ACCESSES"); a != nullptr && std::string(a) == "0")
     o.accesses = false;
+  if (const char* d = std::getenv("KI_REFERENCE_TRACE_SVG_DIR"); d != nullptr) o.svg_dir = d;
   return o;
 }
 

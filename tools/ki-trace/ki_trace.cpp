@@ -3,13 +3,15 @@
 // (ki/reference/trace.hpp says what the page shows).
 //
 //   ki-trace [--group X[,Y[,Z]]]... [--profile NAME] [--seed S] [--launches N] [--no-accesses]
-//            -o PAGE.html -- PROGRAM [ARGS...]
+//            [--svg DIR] -o PAGE.html -- PROGRAM [ARGS...]
 //
 // The program runs with KI_REFERENCE_TRACE=PAGE.html (the reference backend records while the
 // program runs and rewrites the page each time a traced group ends, so a program that fails
 // later still leaves it), KI_REFERENCE_TRACE_GROUPS (default: group 0,0,0), KI_REFERENCE_THREADS=1
 // (groups one after another: a deterministic page) and, when given, KI_REFERENCE_SEED (the
-// schedule: 0 forward, 1 reverse, others random) and KI_REFERENCE_PROFILE. The program's own
+// schedule: 0 forward, 1 reverse, others random) and KI_REFERENCE_PROFILE. --svg DIR also
+// writes each traced group as a standalone SVG in DIR, named after its kernel
+// (KI_REFERENCE_TRACE_SVG_DIR; ki/reference/trace.hpp: trace_options::svg_dir). The program's own
 // output passes through. Exit status: 0 when the page was written (whatever the program's
 // status, which is printed), 1 when the program made no launch on the reference backend or the
 // page is missing, 2 on bad usage.
@@ -30,7 +32,7 @@ namespace {
 int usage(const std::string& why) {
   std::cerr << "ki-trace: " << why << "\n"
             << "usage: ki-trace [--group X[,Y[,Z]]]... [--profile NAME] [--seed S] [--launches N] [--no-accesses]\n"
-            << "                -o PAGE.html -- PROGRAM [ARGS...]\n";
+            << "                [--svg DIR] -o PAGE.html -- PROGRAM [ARGS...]\n";
   return 2;
 }
 
@@ -49,7 +51,7 @@ bool is_number_list(const std::string& s, int max_parts) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> groups;
-  std::string profile, seed, launches, out;
+  std::string profile, seed, launches, out, svg_dir;
   bool accesses = true;
   int i = 1;
   for (; i < argc; ++i) {
@@ -75,6 +77,8 @@ int main(int argc, char** argv) {
         launches = value("--launches");
         if (!is_number_list(launches, 1) || launches == "0")
           return usage("--launches '" + launches + "': expected a number >= 1");
+      } else if (a == "--svg") {
+        svg_dir = value("--svg");
       } else if (a == "--no-accesses") {
         accesses = false;
       } else if (a == "-o") {
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
     }
     if (!launches.empty()) setenv("KI_REFERENCE_TRACE_LAUNCHES", launches.c_str(), 1);
     if (!accesses) setenv("KI_REFERENCE_TRACE_ACCESSES", "0", 1);
+    if (!svg_dir.empty()) setenv("KI_REFERENCE_TRACE_SVG_DIR", svg_dir.c_str(), 1);
     if (!seed.empty()) setenv("KI_REFERENCE_SEED", seed.c_str(), 1);
     if (!profile.empty()) setenv("KI_REFERENCE_PROFILE", profile.c_str(), 1);
     execvp(argv[i], argv + i);

@@ -49,6 +49,11 @@ struct trace_options {
   /// If not empty: the page is rewritten there each time a traced group ends (so that it
   /// survives a program that fails afterwards).
   std::string path{};
+  /// If not empty: each traced group is also written there, as it ends, as a standalone SVG
+  /// (svg()) named after its launch: NAME.svg for group (0,0,0), NAME-X-Y-Z.svg for others, where
+  /// NAME is the kernel's name (letters, digits, '-', '_' and '.' kept, others '_'), followed by
+  /// -K for the K-th launch of that name after the first. (The pictures of docs/model.md.)
+  std::string svg_dir{};
 };
 
 class trace {
