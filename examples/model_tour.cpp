@@ -104,6 +104,19 @@ struct ka_reverse {
   }
 };
 
+// 9. A partial KA work-group: 12 work-items in groups of 8. The second group has 4 padding
+// work-items: they run the group-level code and the collective (contributing the neutral
+// element without evaluating the value) but no item statement.
+struct ka_group_sums {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, ki::span<const i64> x) const {
+    const auto s = g.reduce(std::plus<>{}, i64{0}, [&](auto i) { return x[i.global_linear()]; });
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) out[i.group_linear()] = s;
+    });
+  }
+};
+
 ki::reference::profile tour_profile() {
   ki::reference::profile p = ki::reference::profile::preset("cuda");
   p.name = "tour (sub-groups of 8)";
@@ -179,6 +192,13 @@ int main() {
   ki::copyto(b, a, ha);
   ki::ka::kernel(b, ka_reverse{}, ki::ka::groupsize<8>)({.ndrange = 8, .name = "model-ka"}, a);
   ok &= report("KA phases", ki::to_host(b, a) == std::vector<i64>{7, 6, 5, 4, 3, 2, 1, 0});
+
+  auto x = ki::allocate<i64>(b, 12);
+  std::vector<i64> hx(12, 1);
+  ki::copyto(b, x, hx);
+  auto sums = ki::zeros<i64>(b, 2);
+  ki::ka::kernel(b, ka_group_sums{}, 8)({.ndrange = 12, .name = "model-ka-partial"}, sums, ki::ka::Const(x));
+  ok &= report("KA partial group", ki::to_host(b, sums) == std::vector<i64>{8, 4});
 
   // A layout the device does not promise linear: a 6x4 group on a device that scatters lanes.
   ki::reference::backend scattered = b;

@@ -176,6 +176,7 @@ class ka_trace final : public ki::ka::detail::ka_tracer {
     l_.seed = b.schedule.seed;
     l_.order = ki::reference::to_string(b.schedule.items);
     l_.ka = true;
+    l_.extents = d.range.extents();
   }
   void group_begins(xyz<std::int64_t> g) override { emit(trace_kind::group_start, g, -1, "", {}); }
   void phase(xyz<std::int64_t> g, const source_location& where, std::int64_t item) override {

@@ -100,6 +100,7 @@ struct launch_rec {
   i64 width = 0, num_sub_groups = 0;
   std::vector<std::int32_t> sub_group, lane;
   bool linear = true, ka = false;
+  xyz<i64> extents{};
   std::uint64_t seed = 0;
   std::vector<group_rec> groups;
   i64 items() const { return groupsize.x * groupsize.y * groupsize.z; }
@@ -376,7 +377,7 @@ void timeline_svg(std::ostream& os, const launch_rec& L, const group_rec& G, con
   for (std::size_t r = 0; r < rows.size(); ++r) row_of[static_cast<std::size_t>(rows[r])] = static_cast<i64>(r);
   const double cw = o.cols > 600 ? 4 : o.cols > 150 ? 8 : 16, rh = rows.size() > 256 ? 8 : 16;
   const bool rotated = !o.releases.empty() || !o.syncs.empty();  // (their labels stand above the rows)
-  const double label_w = L.ka ? 110 : 170, head = rotated ? 150 : o.phases.empty() ? 26 : 40;
+  const double label_w = L.ka ? 150 : 170, head = rotated ? 150 : o.phases.empty() ? 26 : 40;
   const double left = x0 + label_w, top = y0 + head;
   auto X = [&](i64 col) { return left + static_cast<double>(col - 1) * cw; };  // the column's left edge
   auto Y = [&](i64 item) { return top + static_cast<double>(row_of[static_cast<std::size_t>(item)]) * rh; };
@@ -394,14 +395,19 @@ void timeline_svg(std::ostream& os, const launch_rec& L, const group_rec& G, con
     const double y = top + static_cast<double>(r) * rh;
     const i64 sg = L.sg_of(it), lane = L.lane_of(it);
     const bool failing = o.failed && it == o.fail_item;
+    const auto lid = L.local_of(it);
+    const bool padding =
+        L.ka && (G.id.x * L.groupsize.x + lid.x >= L.extents.x || G.id.y * L.groupsize.y + lid.y >= L.extents.y ||
+                 G.id.z * L.groupsize.z + lid.z >= L.extents.z);
     os << "<g class=\"row\" data-item=\"" << it << "\" data-sub-group=\"" << sg << "\" data-lane=\"" << lane << "\""
-       << (failing ? " data-failing=\"1\"" : "") << "><rect x=\"" << num(x0) << "\" y=\"" << num(y) << "\" width=\""
-       << num(label_w + plot_w) << "\" height=\"" << num(rh) << "\" fill=\"" << colour(sg) << "\" opacity=\""
-       << (r % 2 == 0 ? "0.35" : "0.5") << "\"/>";
+       << (failing ? " data-failing=\"1\"" : "") << (padding ? " data-padding=\"1\"" : "") << "><rect x=\"" << num(x0)
+       << "\" y=\"" << num(y) << "\" width=\"" << num(label_w + plot_w) << "\" height=\"" << num(rh) << "\" fill=\""
+       << colour(sg) << "\" opacity=\"" << (r % 2 == 0 ? "0.35" : "0.5") << "\"/>";
     if (labels) {
       const auto l = L.local_of(it);
       std::string label = "item " + std::to_string(it) + " " + xyz_str(l);
       if (!L.ka) label += " · sg " + std::to_string(sg) + " lane " + std::to_string(lane);
+      if (padding) label += " · padding";
       os << "<text x=\"" << num(x0 + 4) << "\" y=\"" << num(y + rh - 4) << "\" class=\"label"
          << (failing ? " fail" : "") << "\">" << esc(label) << "</text>";
     }
@@ -602,6 +608,7 @@ struct trace::impl {
     if (l.lane != nullptr) r.lane.assign(l.lane, l.lane + n);
     r.linear = l.linear_layout;
     r.ka = l.ka;
+    r.extents = l.extents;
     r.seed = l.seed;
     return &r;
   }

@@ -122,6 +122,13 @@ struct ka_reverse {  // two phases and a synchronize between
   }
 };
 
+struct ka_fill {  // one item statement
+  template <class G>
+  void operator()(G& g, ki::span<i64> a) const {
+    g.items([&](auto i) { a[i.global_linear()] = 1; });
+  }
+};
+
 std::string trace_tree(const ki::reference::backend& b, ki::reference::trace_options o = {}) {
   ki::reference::trace t(std::move(o));
   auto out = ki::zeros<i64>(b, 2);
@@ -317,6 +324,24 @@ TEST_CASE("trace: a KA kernel's phases and synchronize, in the schedule's order"
         else CHECK(steps.at(l)[0] > steps.at(l + 1)[0]);
       }
     }
+  }
+}
+
+TEST_CASE("trace: a partial KA group's padding work-items run no item statement", "[oracle][trace][ka]") {
+  ki::reference::trace t({.groups = {{1, 0, 0}}});
+  auto a = ki::zeros<i64>(cuda, 12);
+  ki::ka::kernel(cuda, ka_fill{}, 8)({.ndrange = 12}, a);
+  ki::synchronize(cuda);
+  const std::string page = t.html();
+  const auto rows = elements(page, "row");
+  REQUIRE(rows.size() == 8);
+  const auto steps = run_steps(page);
+  for (const auto& r : rows) {
+    const i64 l = num(r, "data-item");
+    INFO("work-item " << l);
+    // Group 1 covers global 8-15 of an ndrange of 12: local 4-7 are padding.
+    CHECK((r.count("data-padding") == 1) == (l >= 4));
+    CHECK(steps.count(l) == (l < 4 ? 1u : 0u));
   }
 }
 

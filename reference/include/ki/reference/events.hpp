@@ -53,6 +53,7 @@ struct trace_launch {
   std::uint64_t seed = 0;                   ///< the schedule's seed (replay: KI_REFERENCE_SEED)
   const char* order = "forward";            ///< the work-items' order: forward, reverse, random
   bool ka = false;                          ///< a KA launch (phases, no fibers)
+  xyz<std::int64_t> extents{};              ///< KA: the ndrange's extents (work-items past them are padding)
 };
 
 struct trace_event {
