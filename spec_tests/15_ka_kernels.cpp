@@ -351,8 +351,8 @@ TEMPLATE_LIST_TEST_CASE("ka: a ki::span index out of bounds in a phase names the
     CHECK(e.error_kind() == ki::kernel_error::kind::exception);
     CHECK(e.group() == ki::xyz<i64>{3, 0, 0});
     CHECK(e.local() == ki::xyz<i64>{3, 0, 0});
-    CHECK_THAT(std::string(e.what()),
-               ki_test::ContainsSubstring("index 15 is out of bounds for a ki::span of 15 elements"));
+    CHECK_THAT(std::string(e.what()), ki_test::ContainsSubstring("index 15 is out of bounds at ") &&
+                                          ki_test::ContainsSubstring(" for a ki::span<"));
   }
 }
 #endif

@@ -7,7 +7,8 @@
 // reference/src/race_detector.hpp). The accessors still return T&, so kernel source compiles
 // unchanged and means the same thing;
 // the one surprise is that an element bound to a reference (`auto& r = a[i]`) is recorded once,
-// where it was bound, not at each later use. Default mode: none of this exists (no cost).
+// where it was bound, not at each later use. Default mode: none of this exists (no cost), but
+// for located_index, which names the line of an out-of-bounds access.
 #pragma once
 #include <ki/detail/private.hpp>
 #include <cstddef>
@@ -57,9 +58,12 @@ inline void barrier_flags(unsigned orders) {
   if (recorder* r = active) r->barrier_flags(orders);
 }
 
-/// An index that remembers where it was written: the parameter type of the accessors in
-/// checked mode (operator[] cannot take a defaulted source_location of its own in C++20, but a
-/// converting constructor's default argument is evaluated at the subscript).
+/// An index that remembers where it was written: the parameter type of the CPU accessors of
+/// ki::span and localmemory, in both modes (operator[] cannot take a defaulted source_location
+/// of its own in C++20, but a converting constructor's default argument is evaluated at the
+/// subscript). Checked mode records it with each access; both modes name it in an
+/// out-of-bounds error. It costs the access nothing: the accessors are inlined, and the
+/// location is a constant that only the (cold) error path reads.
 struct located_index {
   std::int64_t value;
   source_location where;

@@ -31,6 +31,9 @@ class executor {
   virtual void barrier(source_location where) = 0;  // (by value: in registers, so callers can tail-call it)
   /// localmemory: the group's allocation for the call site `key` (same key, same memory).
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
+  /// The localmemory call that allocated the group's local memory containing `p`, or null
+  /// (for out-of-bounds errors: called on their path only).
+  virtual const source_location* local_memory_site(const void* p) const = 0;
 
  protected:
   ~executor() = default;
