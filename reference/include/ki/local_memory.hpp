@@ -33,20 +33,27 @@ namespace ki {
 
 #if !KI_GPU_PASS
 namespace detail {
-/// An access of local memory `data` (extents `ext`, `rank` of them, elements of type `type`) at
-/// `at` is out of bounds: index i (in dimension `dim`; -1: the linear index). The executor that
-/// runs the work-item names the localmemory call that allocated it, where it knows it.
+/// What an out-of-bounds error says of a local_array<T, Dims...>: one constant per type.
+struct local_array_info {
+  const std::size_t* extents;
+  std::size_t rank;
+  const char* type;
+};
+/// An access of local memory `data` (described by `a`) at file:line:column is out of bounds:
+/// index i (in dimension `dim`; -1: the linear index). The executor that runs the work-item
+/// names the localmemory call that allocated it, where it knows it.
 [[noreturn, gnu::noinline, gnu::cold]] inline void local_out_of_bounds(std::int64_t i, int dim, const void* data,
-                                                                       const std::size_t* ext, std::size_t rank,
-                                                                       const char* type, source_location at) {
+                                                                       const local_array_info* a, const char* file,
+                                                                       unsigned line, unsigned column) {
   std::string shape;
-  for (std::size_t d = 0; d < rank; ++d) shape += (d == 0 ? "" : " x ") + std::to_string(ext[d]);
+  for (std::size_t d = 0; d < a->rank; ++d) shape += (d == 0 ? "" : " x ") + std::to_string(a->extents[d]);
   std::string array = "local memory";
   const source_location* site =
       cpu::current != nullptr && cpu::current_exec != nullptr ? cpu::current_exec->local_memory_site(data) : nullptr;
   if (site != nullptr && site->line != 0) array += " allocated at " + location_string(*site);
-  array += " (" + shape + " elements of " + type + ")";
-  throw_out_of_bounds(std::to_string(i) + (dim >= 0 ? " in dimension " + std::to_string(dim) : ""), at, array);
+  array += " (" + shape + " elements of " + a->type + ")";
+  throw_out_of_bounds(std::to_string(i) + (dim >= 0 ? " in dimension " + std::to_string(dim) : ""),
+                      {file, line, column}, array);
 }
 }  // namespace detail
 #endif
@@ -74,12 +81,13 @@ class local_array {
 #if !KI_GPU_PASS
   // CPU backends: bounds-checked, the index carrying the access's line (see span.hpp); in
   // checked-access mode each access is also recorded.
+  static constexpr detail::local_array_info info{extents, sizeof...(Dims), detail::type_name<T>()};
   KI_DEVICE KI_ALWAYS_INLINE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
     if (!detail::in_bounds(k, count)) [[unlikely]]
-      detail::local_out_of_bounds(k, -1, p_, extents, sizeof...(Dims), detail::type_name<T>(), i.where);
+      detail::local_out_of_bounds(k, -1, p_, &info, i.file, i.line, i.column);
 #if KI_CHECKED_ACCESS
-    detail::checked::note(p_, count, sizeof(T), k, i.where);
+    detail::checked::note(p_, count, sizeof(T), k, i.where());
 #endif
     return p_[k];
   }
@@ -91,13 +99,12 @@ class local_array {
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
       if (!detail::in_bounds(c[d], e[d])) [[unlikely]]
-        detail::local_out_of_bounds(c[d], static_cast<int>(d), p_, extents, sizeof...(Dims), detail::type_name<T>(),
-                                    i0.where);
+        detail::local_out_of_bounds(c[d], static_cast<int>(d), p_, &info, i0.file, i0.line, i0.column);
       lin += c[d] * stride;
       stride *= e[d];
     }
 #if KI_CHECKED_ACCESS
-    detail::checked::note(p_, count, sizeof(T), lin, i0.where);
+    detail::checked::note(p_, count, sizeof(T), lin, i0.where());
 #endif
     return p_[lin];
   }

@@ -40,16 +40,19 @@ inline std::string location_string(const source_location& w) {
 }
 // Out of line and cold, taking values: an access inlined into a kernel's loop is then a
 // compare and a never-taken branch, and the span itself can stay in registers. `type` is the
-// element type's name (a constant: detail::type_name), `at` the access's line (the accessor's
-// located_index), both read only here.
+// element type's name (a constant: detail::type_name), file/line/column the access's location
+// (the accessor's located_index), all read only here.
 [[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n, const char* type,
-                                                                      source_location at) {
-  throw_out_of_bounds(std::to_string(i), at,
+                                                                      const char* file, unsigned line,
+                                                                      unsigned column) {
+  throw_out_of_bounds(std::to_string(i), {file, line, column},
                       std::string("a ki::span<") + type + "> of " + std::to_string(n) + " elements");
 }
 [[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n,
-                                                                      const char* type, source_location at) {
-  throw_out_of_bounds("(" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) + ")", at,
+                                                                      const char* type, const char* file, unsigned line,
+                                                                      unsigned column) {
+  throw_out_of_bounds("(" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) + ")",
+                      {file, line, column},
                       std::string("a ki::span<") + type + "> of extents (" + std::to_string(n.x) + ", " +
                           std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
 }
@@ -93,9 +96,9 @@ class span {
   KI_DEVICE KI_ALWAYS_INLINE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
     if (!detail::in_bounds(k, size())) [[unlikely]]
-      detail::span_out_of_bounds(k, size(), detail::type_name<T>(), i.where);
+      detail::span_out_of_bounds(k, size(), detail::type_name<T>(), i.file, i.line, i.column);
 #if KI_CHECKED_ACCESS
-    detail::checked::note(data_, size(), sizeof(T), k, i.where);
+    detail::checked::note(data_, size(), sizeof(T), k, i.where());
 #endif
     return data_[k];
   }
@@ -106,10 +109,10 @@ class span {
     const xyz<std::int64_t> c{i.value, detail::to_index(j), detail::to_index(k)};
     if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z))
         [[unlikely]]
-      detail::span_out_of_bounds(c, ext_, detail::type_name<T>(), i.where);
+      detail::span_out_of_bounds(c, ext_, detail::type_name<T>(), i.file, i.line, i.column);
     const std::int64_t lin = c.x + ext_.x * (c.y + ext_.y * c.z);
 #if KI_CHECKED_ACCESS
-    detail::checked::note(data_, size(), sizeof(T), lin, i.where);
+    detail::checked::note(data_, size(), sizeof(T), lin, i.where());
 #endif
     return data_[lin];
   }
