@@ -243,12 +243,19 @@ inline executor& exec(const char* what, const source_location& where) {
           " and use a fallback (or if constexpr (ki::target.atomics64 / float64))",
       where);
 }
+/// An atomic called on the host outside any kernel. The location as scalars: the caller's
+/// path then keeps nothing in memory for it (constants, rematerialised here).
+[[noreturn, gnu::cold, gnu::noinline]] inline void atomic_outside_kernel(const char* what, const char* file,
+                                                                         unsigned line) {
+  const source_location where{file, line, 0};
+  outside_kernel(what, &where);
+}
 template <class T>
 inline void check_atomic(const char* what, const char* type, const source_location& where) {
   // An atomic is a device function: on the host, outside any kernel, it is refused before it
   // touches memory (a KA kernel's work-items run with ka_running set and no KI work-item).
   if (current == nullptr && !ka_running) [[unlikely]]
-    outside_kernel(what, &where);
+    atomic_outside_kernel(what, where.file, where.line);
   if constexpr (sizeof(T) == 8) {
     if (!current_features.atomics64) [[unlikely]]
       unsupported_atomic(what, type, false, where);
