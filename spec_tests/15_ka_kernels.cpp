@@ -46,6 +46,7 @@ struct fill_diagonal {
 
 // linear_example!(A): A[I] = g + l with I, g, l the Global, Group and Local linear indices.
 struct linear_example {
+  static constexpr unsigned line = __LINE__ + 3;  // the access
   template <class G>
   KI_DEVICE void operator()(G& g, ki::span<double> a) const {
     g.items([&](auto i) { a[i.global_linear()] = static_cast<double>(i.group_linear() + i.local_linear()); });
@@ -351,8 +352,9 @@ TEMPLATE_LIST_TEST_CASE("ka: a ki::span index out of bounds in a phase names the
     CHECK(e.error_kind() == ki::kernel_error::kind::exception);
     CHECK(e.group() == ki::xyz<i64>{3, 0, 0});
     CHECK(e.local() == ki::xyz<i64>{3, 0, 0});
-    CHECK_THAT(std::string(e.what()),
-               ki_test::ContainsSubstring("index 15 is out of bounds for a ki::span of 15 elements"));
+    CHECK_THAT(std::string(e.what()), ki_test::ContainsSubstring("index 15 is out of bounds at 15_ka_kernels.cpp:" +
+                                                                 std::to_string(linear_example::line) +
+                                                                 " for a ki::span<double> of 15 elements"));
   }
 }
 #endif

@@ -276,6 +276,12 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     local_bytes_ += bytes;
     return p;
   }
+  const source_location* local_memory_site(const void* p) const override {
+    const auto* c = static_cast<const char*>(p);
+    for (const auto& l : locals_)
+      if (c >= static_cast<const char*>(l.p) && c < static_cast<const char*>(l.p) + l.bytes) return &l.where;
+    return nullptr;
+  }
 
  private:
   struct pending_scope {

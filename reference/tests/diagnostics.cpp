@@ -121,6 +121,32 @@ struct oob_local {
   }
 };
 
+/// Out-of-bounds accesses whose lines the error must name (`which` picks one): through a
+/// ki::span, a ki::const_span, 1-D and 2-D local memory, a 2-D span; the accesses are on the
+/// five consecutive lines that end the operator, each `..._line` counted from __LINE__.
+struct oob_lines {
+  static constexpr unsigned local_site = __LINE__ + 8;   // the localmemory<float, 64> call
+  static constexpr unsigned local2_site = __LINE__ + 8;  // the localmemory<int, 4, 8> call
+  static constexpr unsigned span_line = __LINE__ + 12;
+  static constexpr unsigned const_line = __LINE__ + 12;
+  static constexpr unsigned local_line = __LINE__ + 12;
+  static constexpr unsigned local2_line = __LINE__ + 12;
+  static constexpr unsigned span2_line = __LINE__ + 12;
+  void operator()(ki::span<float> a, ki::const_span<double> c, int which) const {
+    auto buf = ki::localmemory<float, 64>([] {});
+    auto buf2 = ki::localmemory<int, 4, 8>([] {});
+    const i64 l = ki::get_local_id().x;
+    const i64 bad = l == 3 ? 1 : 0;  // work-item 3 is one past the end
+    buf[l] = 0;
+    buf2(l % 4, 0) = 0;
+    if (which == 0) a[a.size() - 4 + l + bad] = 1;
+    else if (which == 1) a[l] = static_cast<float>(c[c.size() - 4 + l + bad]);
+    else if (which == 2) a[l] = buf[60 + l + bad];
+    else if (which == 3) a[l] = static_cast<float>(buf2(l, 7 + bad));
+    else a(l, 1 + bad, 0) = 2;
+  }
+};
+
 /// Deep recursion that the compiler cannot turn into a loop (each frame's buffer escapes).
 [[gnu::noinline]] int recurse(int n, volatile char* prev) {
   volatile char buf[512];
@@ -306,7 +332,8 @@ TEST_CASE("ki::span out of bounds reports the index, the size and the work-item"
     CHECK(e->group() == xyz{3, 0, 0});
     CHECK(e->local() == xyz{249, 0, 0});
     const std::string what = e->what();
-    CHECK_THAT(what, ContainsSubstring("index 1000 is out of bounds for a ki::span of 1000 elements"));
+    CHECK_THAT(what, ContainsSubstring("index 1000 is out of bounds at ") &&
+                         ContainsSubstring(" for a ki::span<long int> of 1000 elements"));
     CHECK_THAT(what, ContainsSubstring("work-item (249, 0, 0)"));
     CHECK_THAT(what, ContainsSubstring("work-group (3, 0, 0)"));
   }
@@ -317,8 +344,8 @@ TEST_CASE("ki::span out of bounds reports the index, the size and the work-item"
     REQUIRE(e);
     CHECK(e->error_kind() == kind::exception);
     CHECK(e->local() == xyz{2, 2, 0});
-    CHECK_THAT(std::string(e->what()),
-               ContainsSubstring("index (2, 3, 0) is out of bounds for a ki::span of extents (4, 3, 1)"));
+    CHECK_THAT(std::string(e->what()), ContainsSubstring(" for a ki::span<long int> of extents (4, 3, 1)") &&
+                                           ContainsSubstring("index (2, 3, 0) is out of bounds at "));
   }
   SECTION("local memory") {
     ki::launch(b, {.numgroups = 2, .workgroupsize = 8}, oob_local{});
@@ -326,9 +353,97 @@ TEST_CASE("ki::span out of bounds reports the index, the size and the work-item"
     REQUIRE(e);
     CHECK(e->error_kind() == kind::exception);
     CHECK(e->local() == xyz{5, 0, 0});
-    CHECK_THAT(std::string(e->what()), ContainsSubstring("index 16 is out of bounds for local memory of 16 elements"));
+    CHECK_THAT(std::string(e->what()), ContainsSubstring("index 16 is out of bounds at ") &&
+                                           ContainsSubstring(" for local memory allocated at ") &&
+                                           ContainsSubstring(" (16 elements of int)"));
   }
   check_usable(b);
+}
+
+TEST_CASE("an out-of-bounds access names its own source line and the array", "[diagnostics]") {
+  // Release build, no debug information: the line comes from the accessor's index parameter.
+  const ki::reference::backend b{.device = cuda};
+  auto a = ki::zeros<float>(b, {4, 2});  // 8 elements
+  auto c = ki::zeros<double>(b, 10);
+  const auto run = [&](int which) {
+    ki::launch(b, {.numgroups = 2, .workgroupsize = 4}, oob_lines{}, a, ki::Const(c), which);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::exception);
+    CHECK(e->group() == xyz{0, 0, 0});
+    CHECK(e->local() == xyz{3, 0, 0});
+    return *e;
+  };
+  SECTION("ki::span") {
+    const auto e = run(0);
+    const std::string what = e.what();
+    CHECK_THAT(what, ContainsSubstring("index 8 is out of bounds at " + this_file.loc(oob_lines::span_line) +
+                                       " for a ki::span<float> of 8 elements"));
+    CHECK(this_file.names(what, "at ", oob_lines::span_line));
+    CHECK(e.where().rfind(this_file.loc(oob_lines::span_line), 0) == 0);
+  }
+  SECTION("ki::const_span") {
+    const auto e = run(1);
+    CHECK_THAT(std::string(e.what()),
+               ContainsSubstring("index 10 is out of bounds at " + this_file.loc(oob_lines::const_line) +
+                                 " for a ki::span<const double> of 10 elements"));
+    CHECK(e.where().rfind(this_file.loc(oob_lines::const_line), 0) == 0);
+  }
+  SECTION("local memory") {
+    const auto e = run(2);
+    CHECK_THAT(std::string(e.what()),
+               ContainsSubstring("index 64 is out of bounds at " + this_file.loc(oob_lines::local_line) +
+                                 " for local memory allocated at " + this_file.loc(oob_lines::local_site) +
+                                 " (64 elements of float)"));
+    CHECK(e.where().rfind(this_file.loc(oob_lines::local_line), 0) == 0);
+  }
+  SECTION("2-D local memory") {
+    const auto e = run(3);
+    CHECK_THAT(std::string(e.what()),
+               ContainsSubstring("index 8 in dimension 1 is out of bounds at " + this_file.loc(oob_lines::local2_line) +
+                                 " for local memory allocated at " + this_file.loc(oob_lines::local2_site) +
+                                 " (4 x 8 elements of int)"));
+  }
+  SECTION("2-D ki::span") {
+    const auto e = run(4);
+    CHECK_THAT(std::string(e.what()),
+               ContainsSubstring("index (3, 2, 0) is out of bounds at " + this_file.loc(oob_lines::span2_line) +
+                                 " for a ki::span<float> of extents (4, 2, 1)"));
+  }
+  check_usable(b);
+}
+
+TEST_CASE("device functions called outside a kernel are a std::logic_error naming the function and the line",
+          "[diagnostics]") {
+  // On the host, with no launch running: each call is refused before it has any effect.
+  const auto refused = [](const auto& call, const std::string& name, unsigned line) {
+    INFO(name);
+    try {
+      call();
+      FAIL_CHECK("no error");
+    } catch (const std::logic_error& e) {
+      const std::string what = e.what();
+      CHECK_THAT(what, ContainsSubstring("ki: " + name));
+      CHECK_THAT(what, ContainsSubstring("called outside a kernel"));
+      if (line != 0) CHECK(this_file.names(what, name + " at ", line));
+    }
+  };
+  i64 x = 5;
+  float f = 1.5f;
+  refused([] { (void)ki::sub_group_reduce(std::plus<>{}, i64{1}); }, "sub_group_reduce", __LINE__);
+  refused([] { (void)ki::sub_group_scan(std::plus<>{}, 1, 4); }, "sub_group_scan", __LINE__);
+  refused([] { (void)ki::shfl(1, 0); }, "shfl", __LINE__);
+  refused([] { (void)ki::shfl_xor(2.0, 1); }, "shfl_xor", __LINE__);
+  refused([] { (void)ki::sub_group_ballot(true); }, "sub_group_ballot", __LINE__);
+  refused([] { ki::sub_group_barrier(); }, "sub_group_barrier", __LINE__);
+  refused([] { ki::barrier(); }, "barrier", __LINE__);
+  refused([] { (void)ki::localmemory<int, 4>([] {}); }, "localmemory", __LINE__);
+  refused([&] { (void)ki::atomic_fetch_add(&x, i64{1}); }, "atomic_fetch_add", __LINE__);
+  refused([&] { ki::atomic_store(&f, 2.0f); }, "atomic_store", __LINE__);
+  refused([&] { (void)ki::atomic_load(&x); }, "atomic_load", __LINE__);
+  refused([] { ki::print("from the host"); }, "print", 0);  // (variadic: no line to name)
+  CHECK(x == 5);                                            // the atomics had no effect
+  CHECK(f == 1.5f);
 }
 
 TEST_CASE("a fiber stack overflow is reported with the work-item, and the backend stays usable", "[diagnostics]") {

@@ -46,6 +46,9 @@ constexpr ki_test::oracle::source_file this_file{"sub_group_diagnostics.cpp"};
 struct plus {
   i64 operator()(i64 x, i64 y) const { return x + y; }
 };
+struct max_op {
+  i64 operator()(i64 x, i64 y) const { return x < y ? y : x; }
+};
 
 // --- unspecified reads ------------------------------------------------------------------------
 
@@ -193,10 +196,20 @@ struct disagreeing {
       else
         r = ki::shfl_up(l, 1);
     }
+    if (what == 5) r = ki::shfl_up(l, low ? 1 : 2);
+    if (what == 6) r = ki::shfl_down(l, low ? 1 : 2, 8);
+    if (what == 7) r = ki::shfl_xor(l, low ? 1 : 3, 8);
+    if (what == 8) {  // one call site (the same location), two operators
+      const auto at = ki::source_location::current();
+      r = low ? ki::sub_group_reduce(plus{}, l, at) : ki::sub_group_reduce(max_op{}, l, at);
+    }
     out[l] = r;
   }
 };
 // clang-format on
+/// The lines of cases 5-8 of disagreeing, counted from its base like the others.
+constexpr unsigned line_up = disagreeing::base + 17, line_down_w = disagreeing::base + 18,
+                   line_xor_w = disagreeing::base + 19, line_op = disagreeing::base + 21;
 
 /// A struct with padding, whose init values differ in a field (an error) or only in the
 /// padding bytes (the same value: no error).
@@ -248,6 +261,10 @@ struct invalid_call {
       case 13: r += ki::sub_group_exclusive_scan(plus{}, l, i64{0}, 2u * 64u); break;
       case 14: r += ki::shfl(l, 0, -1); break;
       case 15: r += ki::shfl(l, 0, -2); break;
+      case 16: r += ki::shfl_xor(l, 1, 3); break;
+      case 17: r += ki::sub_group_all(true, 64) ? 1 : 0; break;
+      case 18: r += ki::sub_group_scan(plus{}, l, 0); break;
+      case 19: r += ki::sub_group_scan(plus{}, l, -8); break;
       default: break;
     }
     out[l] = r;
@@ -420,6 +437,13 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
       {4, disagreeing::line_a,
        "the work-items execute different communication functions together: lane 0 is at shfl " +
            this_file.loc(disagreeing::line_a) + ", lane 4 at shfl_up " + this_file.loc(disagreeing::line_b)},
+      {5, line_up, "shfl_up at " + this_file.loc(line_up) + ": offset differs: lane 0 passes 1, lane 4 passes 2"},
+      {6, line_down_w,
+       "shfl_down at " + this_file.loc(line_down_w) + ": offset differs: lane 0 passes 1, lane 4 passes 2"},
+      {7, line_xor_w, "shfl_xor at " + this_file.loc(line_xor_w) + ": mask differs: lane 0 passes 1, lane 4 passes 3"},
+      {8, line_op,
+       "sub_group_reduce at " + this_file.loc(line_op) +
+           ": operator differs: lane 0 passes plus, lane 4 passes max_op"},
   };
   for (const auto& c : cases) {
     INFO("case " << c.what);
@@ -444,6 +468,18 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
   CHECK(e->error_kind() == kind::collective_mismatch);
   CHECK(this_file.names(e->what(), "shfl at ", disagreeing::line_width));
   CHECK_THAT(std::string(e->what()), ContainsSubstring("width differs: lane 0 passes 4, lane 4 passes 8"));
+  // An offset or mask that differs inside a segment of a width is compared there too.
+  for (const int what : {6, 7}) {
+    INFO("case " << what << " on cuda");
+    ki::launch(cuda, {.numgroups = 1, .workgroupsize = 16}, disagreeing{what}, out);
+    const auto e2 = sync_error(cuda);
+    REQUIRE(e2);
+    CHECK(e2->error_kind() == kind::collective_mismatch);
+    CHECK(e2->local() == xyz{4, 0, 0});
+    CHECK_THAT(std::string(e2->what()),
+               ContainsSubstring(what == 6 ? "offset differs: lane 0 passes 1, lane 4 passes 2"
+                                           : "mask differs: lane 0 passes 1, lane 4 passes 3"));
+  }
 }
 
 TEST_CASE("exclusive scan init: compared by value, not by padding bytes", "[sub_group_diagnostics]") {
@@ -487,6 +523,10 @@ TEST_CASE("a bad width, offset or mask: invalid_collective names the value and t
       "sub_group_exclusive_scan: width = 128 " + width_rule,
       "shfl: width = -1 " + width_rule,
       "shfl: width = -2 " + width_rule,
+      "shfl_xor: width = 3 " + width_rule,
+      "sub_group_all: width = 64 " + width_rule,
+      "sub_group_scan: width = 0 " + width_rule,
+      "sub_group_scan: width = -8 " + width_rule,
   };
   for (int which = 0; which < static_cast<int>(std::size(texts)); ++which) {
     INFO("call " << which);

@@ -286,9 +286,15 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
         if (l.epoch != group_epoch_) charge(l, where);
         return l.p;
       }
-    locals_.push_back({key, arena_.alloc(bytes, align), bytes, 0});
+    locals_.push_back({key, arena_.alloc(bytes, align), bytes, 0, where});
     charge(locals_.back(), where);
     return locals_.back().p;
+  }
+  const source_location* local_memory_site(const void* p) const override {
+    const auto* c = static_cast<const char*>(p);
+    for (const auto& l : locals_)
+      if (c >= static_cast<const char*>(l.p) && c < static_cast<const char*>(l.p) + l.bytes) return &l.where;
+    return nullptr;
   }
 
  private:
@@ -299,7 +305,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     const void* key;
     void* p;
     std::size_t bytes;
-    std::uint64_t epoch;  // the group that last counted it
+    std::uint64_t epoch;    // the group that last counted it
+    source_location where;  // the localmemory call (for out-of-bounds errors)
   };
 
   void charge(local_alloc& l, const source_location& where) {

@@ -34,9 +34,22 @@ struct throws_at {
 };
 
 struct out_of_bounds_after_barrier {
+  static constexpr unsigned line = __LINE__ + 3;  // the access
   KI_DEVICE void operator()(ki::span<int> out) const {
     ki::barrier();
     out[ki::get_global_id().x + 1] = 1;  // the last item is one past the end
+  }
+};
+
+/// Work-item 9 reads one past the end of local memory (`site`: its localmemory call).
+struct local_out_of_bounds {
+  static constexpr unsigned site = __LINE__ + 3;
+  static constexpr unsigned line = __LINE__ + 5;
+  KI_DEVICE void operator()(ki::span<int> out) const {
+    auto buf = ki::localmemory<short, 32>([] {});
+    const i64 l = ki::get_local_id().x;
+    buf[l] = 1;
+    out[l] = buf[l == 9 ? 32 : l];
   }
 };
 
@@ -233,6 +246,28 @@ TEST_CASE("simd_cpu: out-of-bounds access after a barrier names the item and the
   } catch (const ki::kernel_error& e) {
     CHECK(e.local() == ki::xyz<i64>{63, 0, 0});
     CHECK_THAT(std::string(e.what()), ContainsSubstring("out of bounds") && ContainsSubstring("after barrier"));
+    // The line of the access itself (a Release build without debug information).
+    const std::string at = "executor.cpp:" + std::to_string(out_of_bounds_after_barrier::line);
+    CHECK_THAT(std::string(e.what()),
+               ContainsSubstring("index 64 is out of bounds at " + at + " for a ki::span<int> of 64 elements"));
+    CHECK(e.where().rfind(at, 0) == 0);
+  }
+}
+
+TEST_CASE("simd_cpu: an out-of-bounds local memory access names its line and the allocation", "[simd_cpu]") {
+  const B b{.threads = 1};
+  auto out = ki::zeros<int>(b, 32);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, local_out_of_bounds{}, out);
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.local() == ki::xyz<i64>{9, 0, 0});
+    const std::string at = "executor.cpp:" + std::to_string(local_out_of_bounds::line);
+    CHECK_THAT(std::string(e.what()),
+               ContainsSubstring("index 32 is out of bounds at " + at + " for local memory allocated at executor.cpp:" +
+                                 std::to_string(local_out_of_bounds::site) + " (32 elements of short int)"));
+    CHECK(e.where().rfind(at, 0) == 0);
   }
 }
 

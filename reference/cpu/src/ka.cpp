@@ -397,7 +397,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
         item_state it;
         it.local_id = pf.local;
         it.local_linear = pf.local.x + d.groupsize.x * (pf.local.y + d.groupsize.y * pf.local.z);
-        return rep.phase_error(f.kind, it, pf.where, f.message);
+        return rep.phase_error(f.kind, it, pf.where, f.message, f.at.line != 0 ? &f.at : nullptr);
       }
       item_state first;
       return rep.group_error(f.kind, first, sync_point{group_where_, nullptr}, "its group-level code " + f.message);

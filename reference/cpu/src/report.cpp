@@ -40,12 +40,12 @@ kernel_error reporter::item_error(kernel_error::kind k, const item_state& it, sy
 }
 
 kernel_error reporter::phase_error(kernel_error::kind k, const item_state& it, const source_location& phase,
-                                   const std::string& what) const {
+                                   const std::string& what, const source_location* site) const {
   std::ostringstream os;
   os << names_.prefix << ": kernel '" << kernel_ << "': work-item " << to_string(it.local_id) << " (linear "
      << it.local_linear << ") of work-group " << to_string(group_) << " " << what << " (in the phase at "
      << to_string(phase) << ")";
-  return kernel_error(k, group_, it.local_id, to_string(phase), os.str());
+  return kernel_error(k, group_, it.local_id, to_string(site != nullptr ? *site : phase), os.str());
 }
 
 kernel_error reporter::group_error(kernel_error::kind k, const item_state& first, sync_point at,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <ki/cpu/support.hpp>
+#include <ki/detail/type_name.hpp>
 
 namespace ki::detail::cpu {
 using i64 = std::int64_t;
@@ -93,9 +94,12 @@ std::string check_agreement(const scope& s, i64* differing) {
       case call_difference::type:
         return lanes(at + ": value types differ", std::string("passes ") + first->type_name,
                      std::string("passes ") + c->type_name);
-      case call_difference::op: return lanes(at + ": operator differs", "", "");
+      case call_difference::op:
+        return lanes(at + ": operator differs", "passes " + readable_type_name(first->op_name),
+                     "passes " + readable_type_name(c->op_name));
       case call_difference::init:
-        return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "", "");
+        return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "passes one value",
+                     "another");
       case call_difference::none:
       case call_difference::site: break;
     }

@@ -57,29 +57,22 @@ class const_span {
   /// A read-only span of the same elements (without the read-only cache loads).
   KI_DEVICE operator span<const T>() const { return s_; }
 
-#if !KI_GPU_PASS && KI_CHECKED_ACCESS
-  KI_DEVICE T operator[](detail::checked::located_index i) const { return s_[i]; }
+#if !KI_GPU_PASS
+  // The span's accessors, with the caller's line (an out-of-bounds error names it).
+  KI_DEVICE KI_ALWAYS_INLINE T operator[](detail::checked::located_index i) const { return s_[i]; }
   template <class J, class K = int>
-  KI_DEVICE T operator()(detail::checked::located_index i, J j, K k = 0) const {
+  KI_DEVICE KI_ALWAYS_INLINE T operator()(detail::checked::located_index i, J j, K k = 0) const {
     return s_(i, j, k);
   }
 #else
   template <class I>
   KI_DEVICE KI_ALWAYS_INLINE T operator[](I i) const {
-#if KI_GPU_PASS
     return load(s_.data() + detail::to_index(i));
-#else
-    return s_[i];
-#endif
   }
   template <class I, class J, class K = int>
   KI_DEVICE KI_ALWAYS_INLINE T operator()(I i, J j, K k = 0) const {
-#if KI_GPU_PASS
     const auto e = s_.extents();
     return load(s_.data() + (detail::to_index(i) + e.x * (detail::to_index(j) + e.y * detail::to_index(k))));
-#else
-    return s_(i, j, k);
-#endif
   }
 #endif
 

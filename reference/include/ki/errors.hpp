@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
 
 namespace ki {
@@ -58,9 +59,13 @@ class kernel_error : public std::runtime_error {
 };
 
 /// Thrown by ki::span / local memory accesses out of bounds (a host-side check on CPU backends).
+/// The message names the index, the access's source line and the array; `where` is that line
+/// (line 0 where it is not known).
 class out_of_bounds : public std::out_of_range {
  public:
   using std::out_of_range::out_of_range;
+  out_of_bounds(const std::string& what, const source_location& at) : std::out_of_range(what), where(at) {}
+  source_location where{};
 };
 
 }  // namespace ki

@@ -21,6 +21,7 @@
 #include <ki/span.hpp>
 #if !KI_GPU_PASS
 #include <ki/detail/cpu/checked.hpp>
+#include <ki/detail/type_name.hpp>
 #endif
 #if KI_GPU_PASS
 #include <ki/detail/gpu/intrinsics.hpp>
@@ -29,6 +30,33 @@
 #endif
 
 namespace ki {
+
+#if !KI_GPU_PASS
+namespace detail {
+/// What an out-of-bounds error says of a local_array<T, Dims...>: one constant per type.
+struct local_array_info {
+  const std::size_t* extents;
+  std::size_t rank;
+  const char* type;
+};
+/// An access of local memory `data` (described by `a`) at file:line:column is out of bounds:
+/// index i (in dimension `dim`; -1: the linear index). The executor that runs the work-item
+/// names the localmemory call that allocated it, where it knows it.
+[[noreturn, gnu::noinline, gnu::cold]] inline void local_out_of_bounds(std::int64_t i, int dim, const void* data,
+                                                                       const local_array_info* a, const char* file,
+                                                                       unsigned line, unsigned column) {
+  std::string shape;
+  for (std::size_t d = 0; d < a->rank; ++d) shape += (d == 0 ? "" : " x ") + std::to_string(a->extents[d]);
+  std::string array = "local memory";
+  const source_location* site =
+      cpu::current != nullptr && cpu::current_exec != nullptr ? cpu::current_exec->local_memory_site(data) : nullptr;
+  if (site != nullptr && site->line != 0) array += " allocated at " + location_string(*site);
+  array += " (" + shape + " elements of " + a->type + ")";
+  throw_out_of_bounds(std::to_string(i) + (dim >= 0 ? " in dimension " + std::to_string(dim) : ""),
+                      {file, line, column}, array);
+}
+}  // namespace detail
+#endif
 
 /// The view returned by localmemory: fixed extents Dims..., x (the first) fastest.
 template <class T, std::size_t... Dims>
@@ -50,39 +78,41 @@ class local_array {
   }
   KI_DEVICE T* data() const { return p_; }
 
-#if !KI_GPU_PASS && KI_CHECKED_ACCESS
-  // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
-  KI_DEVICE T& operator[](detail::checked::located_index i) const {
+#if !KI_GPU_PASS
+  // CPU backends: bounds-checked, the index carrying the access's line (see span.hpp); in
+  // checked-access mode each access is also recorded.
+  static constexpr detail::local_array_info info{extents, sizeof...(Dims), detail::type_name<T>()};
+  KI_DEVICE KI_ALWAYS_INLINE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
     if (!detail::in_bounds(k, count)) [[unlikely]]
-      detail::local_out_of_bounds(k, count);
-    detail::checked::note(p_, count, sizeof(T), k, i.where);
+      detail::local_out_of_bounds(k, -1, p_, &info, i.file, i.line, i.column);
+#if KI_CHECKED_ACCESS
+    detail::checked::note(p_, count, sizeof(T), k, i.where());
+#endif
     return p_[k];
   }
   template <class... I>
-  requires(sizeof...(I) + 1 == sizeof...(Dims) && sizeof...(I) >= 1) KI_DEVICE T& operator()(
+  requires(sizeof...(I) + 1 == sizeof...(Dims) && sizeof...(I) >= 1) KI_DEVICE KI_ALWAYS_INLINE T& operator()(
       detail::checked::located_index i0, I... idx) const {
     const std::int64_t c[] = {i0.value, detail::to_index(idx)...};
     constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
       if (!detail::in_bounds(c[d], e[d])) [[unlikely]]
-        detail::local_out_of_bounds(c[d], d, e[d]);
+        detail::local_out_of_bounds(c[d], static_cast<int>(d), p_, &info, i0.file, i0.line, i0.column);
       lin += c[d] * stride;
       stride *= e[d];
     }
-    detail::checked::note(p_, count, sizeof(T), lin, i0.where);
+#if KI_CHECKED_ACCESS
+    detail::checked::note(p_, count, sizeof(T), lin, i0.where());
+#endif
     return p_[lin];
   }
 #else
+  // GPU passes: no check.
   template <class I>
   KI_DEVICE KI_ALWAYS_INLINE T& operator[](I i) const {
-    const std::int64_t k = detail::to_index(i);
-#if !KI_GPU_PASS
-    if (!detail::in_bounds(k, count)) [[unlikely]]
-      detail::local_out_of_bounds(k, count);
-#endif
-    return p_[k];
+    return p_[detail::to_index(i)];
   }
 
   template <class... I>
@@ -92,16 +122,11 @@ class local_array {
     constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};  // see extent()
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
-#if !KI_GPU_PASS
-      if (!detail::in_bounds(c[d], e[d])) [[unlikely]]
-        detail::local_out_of_bounds(c[d], d, e[d]);
-#endif
       lin += c[d] * stride;
       stride *= e[d];
     }
     return p_[lin];
   }
-
 #endif
 
   /// A ki::span over the same memory, with the same extents.

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+
+#include <ki/detail/cpu/executor.hpp>
 #else
 #include <array>
 #include <cstddef>
@@ -101,6 +103,9 @@ KI_DEVICE void print_out(const Args&... args) {
   constexpr auto format = print_format<Newline, Args...>();
   printf(format.data(), print_arg(args)...);
 #else
+  // A device function: refused on the host outside any kernel (variadic, so no line to name).
+  if (cpu::current == nullptr && !cpu::ka_running) [[unlikely]]
+    cpu::outside_kernel(Newline ? "print" : "ka::print");
   std::ostringstream os;
   (os << ... << args);
   if constexpr (Newline) os << '\n';

@@ -2,8 +2,9 @@
 //
 // Trivially copyable, so it can be a kernel argument on every backend. Elements are stored
 // with x fastest: (i, j, k) is element i + nx * (j + ny * k). On CPU backends every access is
-// bounds-checked and throws ki::out_of_bounds naming the index and the size; the executor adds
-// the work-item's coordinates. GPU passes do not check.
+// bounds-checked and throws ki::out_of_bounds naming the index, the access's source line and
+// the span's element type and size; the executor adds the work-item's coordinates. GPU passes
+// do not check.
 #pragma once
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <cstdint>
@@ -12,32 +13,48 @@
 
 #include <ki/errors.hpp>
 #include <ki/macros.hpp>
+#include <ki/source_location.hpp>
 #include <ki/xyz.hpp>
 #if !KI_GPU_PASS
 #include <ki/detail/cpu/checked.hpp>
+#include <ki/detail/type_name.hpp>
 #endif
 
 namespace ki {
 namespace detail {
 #if !KI_GPU_PASS
+/// "k.cpp:12" (":column" where the compiler gives one): a location as errors name it.
+inline std::string location_string(const source_location& w) {
+  const char* f = w.file;
+  for (const char* p = w.file; *p != '\0'; ++p)
+    if (*p == '/') f = p + 1;
+  std::string r = std::string(f) + ":" + std::to_string(w.line);
+  return w.column != 0 ? r + ":" + std::to_string(w.column) : r;
+}
+/// "index 8 is out of bounds at k.cpp:17 for <array>" (`index`: "8" or "(3, 2, 0)").
+[[noreturn]] inline void throw_out_of_bounds(const std::string& index, const source_location& at,
+                                             const std::string& array) {
+  throw out_of_bounds(
+      "index " + index + " is out of bounds" + (at.line != 0 ? " at " + location_string(at) : "") + " for " + array,
+      at);
+}
 // Out of line and cold, taking values: an access inlined into a kernel's loop is then a
-// compare and a never-taken branch, and the span itself can stay in registers.
-[[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n) {
-  throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for a ki::span of " + std::to_string(n) +
-                      " elements");
+// compare and a never-taken branch, and the span itself can stay in registers. `type` is the
+// element type's name (a constant: detail::type_name), file/line/column the access's location
+// (the accessor's located_index), all read only here.
+[[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(std::int64_t i, std::int64_t n, const char* type,
+                                                                      const char* file, unsigned line,
+                                                                      unsigned column) {
+  throw_out_of_bounds(std::to_string(i), {file, line, column},
+                      std::string("a ki::span<") + type + "> of " + std::to_string(n) + " elements");
 }
-[[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n) {
-  throw out_of_bounds("index (" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) +
-                      ") is out of bounds for a ki::span of extents (" + std::to_string(n.x) + ", " +
-                      std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
-}
-[[noreturn, gnu::noinline, gnu::cold]] inline void local_out_of_bounds(std::int64_t i, std::int64_t n) {
-  throw out_of_bounds("index " + std::to_string(i) + " is out of bounds for local memory of " + std::to_string(n) +
-                      " elements");
-}
-[[noreturn, gnu::noinline, gnu::cold]] inline void local_out_of_bounds(std::int64_t i, std::size_t d, std::int64_t n) {
-  throw out_of_bounds("index " + std::to_string(i) + " in dimension " + std::to_string(d) +
-                      " is out of bounds for local memory of extent " + std::to_string(n));
+[[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n,
+                                                                      const char* type, const char* file, unsigned line,
+                                                                      unsigned column) {
+  throw_out_of_bounds("(" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) + ")",
+                      {file, line, column},
+                      std::string("a ki::span<") + type + "> of extents (" + std::to_string(n.x) + ", " +
+                          std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
 }
 #endif
 /// 0 <= i < n (n >= 0) in one unsigned comparison: a negative i becomes a huge one.
@@ -68,52 +85,51 @@ class span {
   KI_DEVICE xyz<std::int64_t> extents() const { return ext_; }
   KI_DEVICE T* data() const { return data_; }
 
-#if !KI_GPU_PASS && KI_CHECKED_ACCESS
-  // Checked-access mode (CPU only): the same accesses, each recorded with its source line.
-  KI_DEVICE T& operator[](detail::checked::located_index i) const {
-    const std::int64_t k = i.value;
-    if (!detail::in_bounds(k, size())) [[unlikely]]
-      detail::span_out_of_bounds(k, size());
-    detail::checked::note(data_, size(), sizeof(T), k, i.where);
-    return data_[k];
-  }
-  template <class J, class K = int>
-  KI_DEVICE T& operator()(detail::checked::located_index i, J j, K k = 0) const {
-    const xyz<std::int64_t> c{i.value, detail::to_index(j), detail::to_index(k)};
-    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z))
-        [[unlikely]]
-      detail::span_out_of_bounds(c, ext_);
-    const std::int64_t lin = c.x + ext_.x * (c.y + ext_.y * c.z);
-    detail::checked::note(data_, size(), sizeof(T), lin, i.where);
-    return data_[lin];
-  }
-#else
+#if !KI_GPU_PASS
+  // CPU backends: every access is bounds-checked, and the index parameter (located_index)
+  // carries the access's source line for the error. Checked-access mode also records each
+  // access with that line (ki/detail/cpu/checked.hpp).
   // Always inlined: were the compiler to inline only the check and outline the throwing path
   // (GCC does this in large translation units), that path would take the span's address and
   // keep the span in memory, a store per span and work-item in a CPU backend's item loop.
   /// Linear index (0-based).
-  template <class I>
-  KI_DEVICE KI_ALWAYS_INLINE T& operator[](I i) const {
-    const std::int64_t k = detail::to_index(i);
-#if !KI_GPU_PASS
+  KI_DEVICE KI_ALWAYS_INLINE T& operator[](detail::checked::located_index i) const {
+    const std::int64_t k = i.value;
     if (!detail::in_bounds(k, size())) [[unlikely]]
-      detail::span_out_of_bounds(k, size());
+      detail::span_out_of_bounds(k, size(), detail::type_name<T>(), i.file, i.line, i.column);
+#if KI_CHECKED_ACCESS
+    detail::checked::note(data_, size(), sizeof(T), k, i.where());
 #endif
     return data_[k];
+  }
+
+  /// Cartesian index, x fastest.
+  template <class J, class K = int>
+  KI_DEVICE KI_ALWAYS_INLINE T& operator()(detail::checked::located_index i, J j, K k = 0) const {
+    const xyz<std::int64_t> c{i.value, detail::to_index(j), detail::to_index(k)};
+    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z))
+        [[unlikely]]
+      detail::span_out_of_bounds(c, ext_, detail::type_name<T>(), i.file, i.line, i.column);
+    const std::int64_t lin = c.x + ext_.x * (c.y + ext_.y * c.z);
+#if KI_CHECKED_ACCESS
+    detail::checked::note(data_, size(), sizeof(T), lin, i.where());
+#endif
+    return data_[lin];
+  }
+#else
+  // GPU passes: no check.
+  /// Linear index (0-based).
+  template <class I>
+  KI_DEVICE KI_ALWAYS_INLINE T& operator[](I i) const {
+    return data_[detail::to_index(i)];
   }
 
   /// Cartesian index, x fastest.
   template <class I, class J, class K = int>
   KI_DEVICE KI_ALWAYS_INLINE T& operator()(I i, J j, K k = 0) const {
     const xyz<std::int64_t> c{detail::to_index(i), detail::to_index(j), detail::to_index(k)};
-#if !KI_GPU_PASS
-    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z))
-        [[unlikely]]
-      detail::span_out_of_bounds(c, ext_);
-#endif
     return data_[c.x + ext_.x * (c.y + ext_.y * c.z)];
   }
-
 #endif
 
  private:

@@ -223,6 +223,7 @@ inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, w
   c.init = init;
   c.same_init = &same_value<T>;
   c.type_name = type_name<T>();  // not typeid: typeid(_Float16) does not link with GCC 12
+  c.op_name = type_name<Op>();
   run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }

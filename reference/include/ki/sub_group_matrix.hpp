@@ -85,10 +85,11 @@ KI_DEVICE inline T matrix_fma(T a, T b, T acc) {
 #endif
 }
 
-/// Element `k` of a view, recorded at `where` in checked-access mode.
+/// Element `k` of a view, at `where` (the call's line) for an out-of-bounds error and for
+/// checked-access mode.
 template <class View>
 KI_DEVICE inline decltype(auto) matrix_at(const View& v, std::int64_t k, const source_location& where) {
-#if !KI_GPU_PASS && KI_CHECKED_ACCESS
+#if !KI_GPU_PASS
   return v[checked::located_index(k, where)];
 #else
   (void)where;

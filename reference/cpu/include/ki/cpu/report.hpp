@@ -55,8 +55,10 @@ class reporter {
   kernel_error item_error(kernel_error::kind k, const item_state& it, sync_point at, const std::string& what,
                           const source_location* site = nullptr) const;
   /// A work-item's failure inside a KA phase: `phase` is the items() call it ran in.
+  /// `site`: where the failing operation is, when known (an out-of-bounds access's line): the
+  /// error's where() (else the phase's).
   kernel_error phase_error(kernel_error::kind k, const item_state& it, const source_location& phase,
-                           const std::string& what) const;
+                           const std::string& what, const source_location* site = nullptr) const;
   /// A failure of the whole group (e.g. participants that disagree), concerning `first`.
   kernel_error group_error(kernel_error::kind k, const item_state& first, sync_point at, const std::string& what) const;
   /// What a fault in a work-item says (a stack overflow, or another invalid access).

@@ -72,8 +72,8 @@ struct item_failure {
   source_location at{};
 };
 
-/// What the exception a work-item threw says, as an item_failure: an item_failure itself,
-/// else "threw <what()>". Only inside a catch block (it rethrows the exception being handled).
+/// What the exception a work-item threw says, as an item_failure: an item_failure itself, an
+/// out-of-bounds access as "failed a bounds check: <what()>" at its line, else "threw <what()>". Only inside a catch block (it rethrows the exception being handled).
 inline item_failure current_failure() {
   try {
     throw;
@@ -81,6 +81,8 @@ inline item_failure current_failure() {
     return f;
   } catch (const unsupported_operation& u) {
     return {kernel_error::kind::unsupported, u.what(), false, -1, u.where};
+  } catch (const out_of_bounds& o) {  // names the access's line: where() is that line
+    return {kernel_error::kind::exception, std::string("failed a bounds check: ") + o.what(), false, -1, o.where};
   } catch (const std::exception& e) {
     return {kernel_error::kind::exception, std::string("threw ") + e.what()};
   } catch (...) {

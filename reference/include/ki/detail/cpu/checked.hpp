@@ -7,7 +7,8 @@
 // reference/src/race_detector.hpp). The accessors still return T&, so kernel source compiles
 // unchanged and means the same thing;
 // the one surprise is that an element bound to a reference (`auto& r = a[i]`) is recorded once,
-// where it was bound, not at each later use. Default mode: none of this exists (no cost).
+// where it was bound, not at each later use. Default mode: none of this exists (no cost), but
+// for located_index, which names the line of an out-of-bounds access.
 #pragma once
 #include <ki/detail/private.hpp>
 #include <cstddef>
@@ -57,15 +58,28 @@ inline void barrier_flags(unsigned orders) {
   if (recorder* r = active) r->barrier_flags(orders);
 }
 
-/// An index that remembers where it was written: the parameter type of the accessors in
-/// checked mode (operator[] cannot take a defaulted source_location of its own in C++20, but a
-/// converting constructor's default argument is evaluated at the subscript).
+/// An index that remembers where it was written: the parameter type of the CPU accessors of
+/// ki::span and localmemory, in both modes (operator[] cannot take a defaulted source_location
+/// of its own in C++20, but a converting constructor's default argument is evaluated at the
+/// subscript). Checked mode records it with each access; both modes name it in an
+/// out-of-bounds error. It costs a correct access nothing: the accessors are inlined and the
+/// location is constants that only the (cold) error path reads. The location is kept as
+/// scalars, not a source_location member: with a struct member, GCC 12 stores it to the stack
+/// on every iteration of a loop of accesses (for the cold path to read); scalars it
+/// rematerialises on that path.
 struct located_index {
   std::int64_t value;
-  source_location where;
+  const char* file;
+  unsigned line, column;
   template <class I>
-  requires std::is_integral_v<I> located_index(I i, source_location w = source_location::current())
-      : value(static_cast<std::int64_t>(i)), where(w) {}
+  requires std::is_integral_v<I> located_index(I i, const char* f = __builtin_FILE(), unsigned l = __builtin_LINE(),
+                                               unsigned c = KI_DETAIL_COLUMN())
+      : value(static_cast<std::int64_t>(i)), file(f), line(l), column(c) {}
+  /// An index at a location the caller names (ki::sub_group_load / store: the call's line).
+  template <class I>
+  requires std::is_integral_v<I> located_index(I i, const source_location& w)
+      : value(static_cast<std::int64_t>(i)), file(w.file), line(w.line), column(w.column) {}
+  source_location where() const { return {file, line, column}; }
 };
 
 }  // namespace ki::detail::checked

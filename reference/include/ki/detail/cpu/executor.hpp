@@ -31,6 +31,9 @@ class executor {
   virtual void barrier(source_location where) = 0;  // (by value: in registers, so callers can tail-call it)
   /// localmemory: the group's allocation for the call site `key` (same key, same memory).
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
+  /// The localmemory call that allocated the group's local memory containing `p`, or null
+  /// (for out-of-bounds errors: called on their path only).
+  virtual const source_location* local_memory_site(const void* p) const = 0;
 
  protected:
   ~executor() = default;
@@ -112,34 +115,6 @@ struct unsupported_operation : std::logic_error {
   unsupported_operation(const std::string& what, const source_location& at) : std::logic_error(what), where(at) {}
   source_location where;
 };
-
-/// The call `what` at `where`, on a value of type `type` (sizeof `size`, double or not): throws
-/// unsupported_operation when the running device lacks 64-bit atomics or float64 for it.
-[[gnu::cold, gnu::noinline]] inline void unsupported_atomic(const char* what, const char* type, bool atomics64,
-                                                            const source_location& where) {
-  const char* f = where.file;
-  for (const char* p = where.file; *p != '\0'; ++p)
-    if (*p == '/') f = p + 1;
-  const std::string at = std::string(f) + ":" + std::to_string(where.line);
-  const std::string head = std::string("called ki::") + what + " on " + type + " at " + at + ", which profile '" +
-                           current_features.profile + "' does not support: ";
-  throw unsupported_operation(
-      head +
-          (atomics64 ? "it has no float64 (supports_float64 is false): check ki::supports_float64(backend)"
-                     : "it has no 64-bit atomics (supports_atomics64 is false): check "
-                       "ki::supports_atomics64(backend)") +
-          " and use a fallback (or if constexpr (ki::target.atomics64 / float64))",
-      where);
-}
-template <class T>
-inline void check_atomic(const char* what, const char* type, const source_location& where) {
-  if constexpr (sizeof(T) == 8) {
-    if (!current_features.atomics64) [[unlikely]]
-      unsupported_atomic(what, type, false, where);
-    if (std::is_same_v<T, double> && !current_features.float64) [[unlikely]]
-      unsupported_atomic(what, type, true, where);
-  }
-}
 
 /// Memory that only this thread can touch while it runs work-groups: the local memory of a
 /// backend that runs each work-group's work-items on one thread, switching only at
@@ -248,6 +223,45 @@ inline executor& exec(const char* what, const source_location& where) {
   if (current == nullptr) [[unlikely]]
     outside_kernel(what, &where);
   return *current_exec;
+}
+
+/// The call `what` at `where`, on a value of type `type` (sizeof `size`, double or not): throws
+/// unsupported_operation when the running device lacks 64-bit atomics or float64 for it.
+[[gnu::cold, gnu::noinline]] inline void unsupported_atomic(const char* what, const char* type, bool atomics64,
+                                                            const source_location& where) {
+  const char* f = where.file;
+  for (const char* p = where.file; *p != '\0'; ++p)
+    if (*p == '/') f = p + 1;
+  const std::string at = std::string(f) + ":" + std::to_string(where.line);
+  const std::string head = std::string("called ki::") + what + " on " + type + " at " + at + ", which profile '" +
+                           current_features.profile + "' does not support: ";
+  throw unsupported_operation(
+      head +
+          (atomics64 ? "it has no float64 (supports_float64 is false): check ki::supports_float64(backend)"
+                     : "it has no 64-bit atomics (supports_atomics64 is false): check "
+                       "ki::supports_atomics64(backend)") +
+          " and use a fallback (or if constexpr (ki::target.atomics64 / float64))",
+      where);
+}
+/// An atomic called on the host outside any kernel. The location as scalars: the caller's
+/// path then keeps nothing in memory for it (constants, rematerialised here).
+[[noreturn, gnu::cold, gnu::noinline]] inline void atomic_outside_kernel(const char* what, const char* file,
+                                                                         unsigned line) {
+  const source_location where{file, line, 0};
+  outside_kernel(what, &where);
+}
+template <class T>
+inline void check_atomic(const char* what, const char* type, const source_location& where) {
+  // An atomic is a device function: on the host, outside any kernel, it is refused before it
+  // touches memory (a KA kernel's work-items run with ka_running set and no KI work-item).
+  if (current == nullptr && !ka_running) [[unlikely]]
+    atomic_outside_kernel(what, where.file, where.line);
+  if constexpr (sizeof(T) == 8) {
+    if (!current_features.atomics64) [[unlikely]]
+      unsupported_atomic(what, type, false, where);
+    if (std::is_same_v<T, double> && !current_features.float64) [[unlikely]]
+      unsupported_atomic(what, type, true, where);
+  }
 }
 
 }  // namespace ki::detail::cpu

@@ -68,6 +68,7 @@ struct collective {
   /// exclusive_scan: whether two inits are the same value (bytes of padding aside).
   bool (*same_init)(const void* a, const void* b) = nullptr;
   const char* type_name = "";  ///< for messages
+  const char* op_name = "";    ///< reduce/scans: the operator's type, as the compiler spells it (messages)
 };
 
 /// What an operation's integer argument is. An offset or a mask must be the same for every
