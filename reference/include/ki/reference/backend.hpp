@@ -181,19 +181,30 @@ struct bound_kernel {
   F f;
   std::tuple<A...> args;
   static void run_items(const void* ctx, item_loop& loop) {
+    // (Chosen once per call, not per item: the plain loop stays exactly the call. The executor
+    // sets loop.watch per work-group, so every fiber of a group runs the same loop.)
+    if (loop.watch != nullptr) [[unlikely]]
+      return run_watched(ctx, loop);
     const auto& self = *static_cast<const bound_kernel*>(ctx);
     // Nothing per item but the call: the executor infers who has exited (see group_runner.hpp).
     while (loop.next < loop.count) {
-      ki::detail::cpu::item_state* const me = loop.items[loop.next++];
-      ki::detail::cpu::current = me;
-      if (loop.watch != nullptr) [[unlikely]]
-        loop.watch(loop.watch_ctx, *me, true);
+      ki::detail::cpu::current = loop.items[loop.next++];
       // Each work-item gets its own copies of the kernel and of the arguments, as kernel
       // parameters on a GPU: a kernel may take them by (mutable) reference to its copy.
       F fc = self.f;
       std::apply([&](A... a) { fc(a...); }, self.args);
-      if (loop.watch != nullptr) [[unlikely]]  // (read again: the item may have been suspended)
-        loop.watch(loop.watch_ctx, *me, false);
+    }
+  }
+  /// The same loop while a trace hook watches: it is told of each work-item's start and return.
+  [[gnu::noinline]] static void run_watched(const void* ctx, item_loop& loop) {
+    const auto& self = *static_cast<const bound_kernel*>(ctx);
+    while (loop.next < loop.count) {
+      ki::detail::cpu::item_state* const me = loop.items[loop.next++];
+      ki::detail::cpu::current = me;
+      loop.watch(loop.watch_ctx, *me, true);
+      F fc = self.f;
+      std::apply([&](A... a) { fc(a...); }, self.args);
+      loop.watch(loop.watch_ctx, *me, false);
     }
   }
 };
