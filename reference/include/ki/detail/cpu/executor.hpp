@@ -8,8 +8,10 @@
 #include <ki/detail/private.hpp>
 // Host-only: device functions use it only in their !KI_GPU_PASS branch, and the reference
 // backend's host code includes it in every pass.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -131,15 +133,6 @@ struct unsupported_operation : std::logic_error {
           " and use a fallback (or if constexpr (ki::target.atomics64 / float64))",
       where);
 }
-template <class T>
-inline void check_atomic(const char* what, const char* type, const source_location& where) {
-  if constexpr (sizeof(T) == 8) {
-    if (!current_features.atomics64) [[unlikely]]
-      unsupported_atomic(what, type, false, where);
-    if (std::is_same_v<T, double> && !current_features.float64) [[unlikely]]
-      unsupported_atomic(what, type, true, where);
-  }
-}
 
 /// Memory that only this thread can touch while it runs work-groups: the local memory of a
 /// backend that runs each work-group's work-items on one thread, switching only at
@@ -208,6 +201,55 @@ inline constinit thread_local const group_state* current_group = nullptr;
 /// The barrier ring of that executor, if it has one (else no_ring: every barrier calls the
 /// executor). Never null, so that the inline barrier tests nothing but the site.
 inline constinit thread_local barrier_ring* current_ring = &no_ring;
+
+/// The oracle's spin watch (docs/debugging.md, "Spin-waits"): what the running work-item's
+/// atomic operations saw, so that one polling an atomic without end is reported instead of
+/// hanging (work-items of a group switch only at sync points, so a work-item that waits in a
+/// loop for another one of its group, which has not run yet, would wait forever). Set by the
+/// reference backend while it runs a group (null elsewhere: nothing is watched). The executor
+/// keeps the rules in `slow`; the inline part only counts repeats of the last observation.
+struct atomic_watch {
+  const void* p = nullptr;                        ///< the last atomic operation's address
+  std::uint64_t bits = 0;                         ///< the value there before it (its bytes)
+  const item_state* item = nullptr;               ///< the work-item that made it
+  std::uint64_t syncs = 0;                        ///< *executor_syncs then
+  const std::uint64_t* executor_syncs = nullptr;  ///< changes at every sync point of the group
+  std::uint64_t repeats = 0;                      ///< operations in a row that saw nothing change
+  std::uint64_t next_check = 0;                   ///< `slow` is called when repeats reaches it
+  /// The executor's part: an operation that is not a repeat of the last (repeat false), or the
+  /// repeats reached next_check. May throw (the report), from inside the work-item.
+  void (*slow)(void* ctx, const void* p, std::uint64_t bits, const char* what, const source_location& where,
+               bool repeat) = nullptr;
+  void* ctx = nullptr;
+};
+inline constinit thread_local atomic_watch* current_watch = nullptr;
+
+/// Before the atomic operation `what` at `where` on *p: shows the watch the value there.
+template <class T>
+[[gnu::always_inline]] inline void watch_atomic(T* p, const char* what, const source_location& where) {
+  atomic_watch* w = current_watch;
+  if (w == nullptr) return;
+  const T v = std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  const bool repeat = p == w->p && bits == w->bits && current == w->item && *w->executor_syncs == w->syncs;
+  if (repeat && ++w->repeats < w->next_check) [[likely]]
+    return;
+  w->slow(w->ctx, p, bits, what, where, repeat);
+}
+
+/// What every atomic operation checks on a CPU backend before it runs: the device's features
+/// for its type, and the spin watch.
+template <class T>
+inline void check_atomic(const char* what, const char* type, const source_location& where, T* p) {
+  if constexpr (sizeof(T) == 8) {
+    if (!current_features.atomics64) [[unlikely]]
+      unsupported_atomic(what, type, false, where);
+    if (std::is_same_v<T, double> && !current_features.float64) [[unlikely]]
+      unsupported_atomic(what, type, true, where);
+  }
+  watch_atomic(p, what, where);
+}
 
 /// Set while a CPU backend runs a KA kernel's work-group (ki/ka/group.hpp): KernelInterface
 /// device functions are then a mix of the two layers, which the spec rules out.
