@@ -29,7 +29,8 @@ struct launch_desc {
 struct launch_progress {
   /// No other group runs while one runs (threads = 1, or a single group).
   bool alone = false;
-  /// +1 whenever a group of the launch ends: a spinning group that sees it change is not stuck.
+  /// +1 whenever a group of the launch ends normally: a spinning group that sees it change is
+  /// not stuck (yet).
   std::atomic<std::uint64_t> groups_done{0};
 };
 

@@ -162,7 +162,6 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
     cpu::current_watch = nullptr;
-    d.progress->groups_done.fetch_add(1, std::memory_order_relaxed);
     checked::active = nullptr;
     cpu::current_exec = nullptr;
     cpu::current_group = nullptr;
@@ -176,7 +175,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       races_.drop_pending();
       return group_failure{std::move(*e)};
     }
-    dirty_statuses_ = false;  // every work-item exited: all running
+    dirty_statuses_ = false;                                          // every work-item exited: all running
+    d.progress->groups_done.fetch_add(1, std::memory_order_relaxed);  // (the spin watch of other threads)
     return races_.finish(d_->kernel_name, globals);
   }
 
@@ -312,7 +312,9 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     watch_.ctx = this;
     seen_count_ = 0;
     stalled_ = false;
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS  // (measurement only: without the watch, a spin hangs)
     cpu::current_watch = &watch_;
+#endif
   }
 
   static void watch_slow(void* self, const void* p, std::uint64_t bits, const char* what, const source_location& where,

@@ -59,6 +59,17 @@ std::optional<ki::kernel_error> run(const ki::reference::backend& b, K k, i64 n,
   return e;
 }
 
+/// The same over `groups` groups of n.
+template <class K>
+std::optional<ki::kernel_error> run_groups(const ki::reference::backend& b, K k, i64 groups, i64 n, int* result) {
+  auto flag = ki::zeros<int>(b, 1);
+  auto out = ki::zeros<int>(b, 1);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, k, flag, out);
+  auto e = sync_error(b);
+  *result = ki::to_host(b, out)[0];
+  return e;
+}
+
 /// A healthy launch after a failure: the backend still works.
 void check_usable(const ki::reference::backend& b) {
   int result = 0;
@@ -176,6 +187,103 @@ TEST_CASE("progress: atomics that change the value, or a sync point between poll
       flag, out);
   CHECK(!sync_error(b));
   CHECK(ki::to_host(b, out)[0] == 1);
+}
+
+/// Work-item 1 of each group waits for a flag of its group that work-item 0 sets, in global memory
+/// (flag[g]) or local memory.
+struct spin_per_group {
+  static constexpr unsigned line_barrier = __LINE__ + 8, line_poll_global = __LINE__ + 11,
+                            line_poll_local = __LINE__ + 13;
+  bool local;
+  void operator()(ki::span<int> flag, ki::span<int> out) const {
+    auto loc = ki::localmemory<int, 1>([] {});
+    const i64 l = ki::get_local_id().x, g = ki::get_group_id().x;
+    int* f = local ? &loc[0] : &flag[g];
+    if (local && l == 0) loc[0] = 0;
+    ki::barrier();  // (before the spin: a sync point there does not end it)
+    if (l == 0) ki::atomic_store(f, 1);
+    if (l == 1 && !local)
+      while (ki::atomic_load(f) == 0) {
+      }
+    if (l == 1 && local)
+      while (ki::atomic_load(f) == 0) {
+      }
+    if (l == 1) ki::atomic_fetch_add(&out[0], 1);
+  }
+};
+
+TEST_CASE("progress: with several threads and groups, a spin is reported once nothing else can end it",
+          "[oracle][progress]") {
+  auto b = backend_for(1, 1000);
+  b.threads = 2;
+  for (const bool local : {false, true}) {
+    INFO((local ? "local" : "global") << " memory");
+    auto flag = ki::zeros<int>(b, 8);
+    auto out = ki::zeros<int>(b, 1);
+    ki::launch(b, {.numgroups = 8, .workgroupsize = 2}, spin_per_group{local}, flag, out);
+    const auto e = sync_error(b);
+    REQUIRE(e);
+    const std::string what = e->what();
+    INFO(what);
+    CHECK(e->error_kind() == kind::no_progress);
+    CHECK(e->local() == ki::xyz<i64>{1, 0, 0});
+    CHECK(this_file.names(what, "ki::atomic_load at ",
+                          local ? spin_per_group::line_poll_local : spin_per_group::line_poll_global));
+    // Global memory: other groups might have stored to it, until none ended for a while.
+    CHECK(what.find(local ? "the atomic is in the group's local memory" : "no other work-group ended for 1000 ms") !=
+          std::string::npos);
+    CHECK(this_file.names(what, "item 0 is released from barrier ", spin_per_group::line_barrier));
+  }
+  // Forward: every group's work-item 0 stores first, nothing spins.
+  b.schedule = ki::reference::schedule::from_seed(0);
+  for (const bool local : {false, true}) {
+    auto flag = ki::zeros<int>(b, 8);
+    auto out = ki::zeros<int>(b, 1);
+    ki::launch(b, {.numgroups = 8, .workgroupsize = 2}, spin_per_group{local}, flag, out);
+    CHECK(!sync_error(b));
+    CHECK(ki::to_host(b, out)[0] == 8);
+  }
+}
+
+/// Work-item 0 of group `waiter` waits for flag[0], which work-item 0 of group `setter` stores
+/// after `work` barriers (so that the wait outlasts the spin limit).
+struct wait_for_group {
+  static constexpr unsigned line_poll = __LINE__ + 9;
+  i64 setter, waiter;
+  int work;
+  void operator()(ki::span<int> flag, ki::span<int> out) const {
+    const i64 l = ki::get_local_id().x, g = ki::get_group_id().x;
+    if (g == setter)
+      for (int k = 0; k < work; ++k) ki::barrier();
+    if (g == setter && l == 0) ki::atomic_store(&flag[0], 1, ki::memory_order::release);
+    if (g == waiter && l == 0) {
+      while (ki::atomic_load(&flag[0], ki::memory_order::acquire) == 0) {
+      }
+      out[0] = 1;
+    }
+  }
+};
+
+TEST_CASE("progress: a wait for another work-group", "[oracle][progress]") {
+  // Several threads: group 1 waits for group 0, which runs on another thread (or ran before it
+  // on this one) and ends the wait: not reported, however long past the spin limit it polls.
+  auto b = backend_for(0, 100);
+  b.threads = 2;
+  int result = 0;
+  CHECK(!run_groups(b, wait_for_group{0, 1, 2000}, 2, 64, &result));
+  CHECK(result == 1);
+  // One thread: the groups run one after another, so a wait for a later group never ends.
+  b.threads = 1;
+  const auto e = run_groups(b, wait_for_group{1, 0, 0}, 2, 64, &result);
+  REQUIRE(e);
+  const std::string what = e->what();
+  INFO(what);
+  CHECK(e->error_kind() == kind::no_progress);
+  CHECK(e->group() == ki::xyz<i64>{0, 0, 0});
+  CHECK(this_file.names(what, "ki::atomic_load at ", wait_for_group::line_poll));
+  CHECK(what.find("no other work-group runs meanwhile") != std::string::npos);
+  CHECK(what.find("items 1-63 have not started") != std::string::npos);
+  check_usable(b);
 }
 
 // KI_REFERENCE_SEED=1 and KI_REFERENCE_SPIN_LIMIT=3000 in the environment (a test of its own in

@@ -8,6 +8,9 @@
 //   BM_minimal_switch_ring   (x86-64) the same ring on a bare 6-register switch outside the fiber
 //                            core (the core's own switch is the same code on x86-64): what a
 //                            context switch costs on this machine, without the core's bookkeeping
+//   BM_ki_atomic             one work-group of 256 work-items, each making 1000 atomic_fetch_add
+//                            on one of 16 global counters, threads = 1: ns per atomic operation
+//                            (what the spin watch costs: docs/debugging.md, "Spin-waits")
 //   BM_ki_vadd / BM_plain_vadd
 //                            c[i] = a[i] + b[i] on 2^24 floats: ki (all cores, work-group 256)
 //                            against a plain loop over the same arrays on 1 thread and on all
@@ -123,6 +126,35 @@ void BM_ki_barrier(benchmark::State& state) {
   timed_loop(state, "ns_per_item_barrier", static_cast<double>(group_size) * barrier_count, launch);
 }
 BENCHMARK(BM_ki_barrier)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// --- 2. atomic operations (the spin watch's cost) ----------------------------------------------
+
+constexpr int counters = 16;
+
+/// Each work-item adds 1 to counter l % 16, `count` times, with relaxed atomics.
+struct atomic_loop {
+  void operator()(ki::span<int> c, int count) const {
+    int* p = &c[ki::get_local_id().x % counters];
+    for (int k = 0; k < count; ++k) ki::atomic_fetch_add(p, 1);
+  }
+};
+
+void BM_ki_atomic(benchmark::State& state) {
+  const ref_backend b{.threads = 1};
+  auto c = ki::zeros<int>(b, counters);  // (checked after the first launch)
+  const auto launch = [&] {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = group_size}, atomic_loop{}, c, ops_per_item);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    for (int v : ki::to_host(b, c))
+      if (v != group_size / counters * ops_per_item) return "a counter holds " + std::to_string(v);
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  timed_loop(state, "ns_per_atomic", static_cast<double>(group_size) * ops_per_item, launch);
+}
+BENCHMARK(BM_ki_atomic)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// A ring of n fibers of the executor's fiber core: fiber k starts fiber k+1 (a spawn, as the
 /// executor's runner does), then every fiber switches to the next one until `total` switches
@@ -410,6 +442,8 @@ class summary_reporter : public summary_reporter_base {
     if (minimal) print("  bare minimal switch ring (outside the core):    %7.2f ns per switch\n", *minimal);
     if (bar && ring) print("  barrier / fiber_core switch:                     %7.2fx\n", *bar / *ring);
     if (bar && minimal) print("  barrier / minimal switch:                        %7.2fx\n", *bar / *minimal);
+    if (const auto at = median("BM_ki_atomic", "ns_per_atomic"))
+      print("  atomic_fetch_add (256 items x 1000, threads=1):  %7.2f ns per operation\n", *at);
 
     const auto gbs = [&](const std::string& key) {
       auto v = median(key, "bytes_per_second");
