@@ -298,20 +298,16 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   // (threads = 1, a single group); otherwise it is stuck once no other group has ended for
   // `stuck_time` while it kept polling. Plain and volatile accesses are not seen.
 
-  static constexpr std::size_t watched = 4;  // addresses polled in turn that count as one spin
   static constexpr std::chrono::milliseconds stuck_time{1000};
   static constexpr std::uint64_t recheck = 4096;  // repeats between checks while others run
 
   void start_watch() {
     ++syncs_;  // (work-items of the last group have the same records)
-    spin_limit_ = resolve_spin_limit(*d_->b);
     watch_ = {};
     watch_.executor_syncs = &syncs_;
-    watch_.next_check = spin_limit_;
+    watch_.limit = resolve_spin_limit(*d_->b);
     watch_.slow = &group_runner::watch_slow;
     watch_.ctx = this;
-    seen_count_ = 0;
-    stalled_ = false;
 #if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS  // (measurement only: without the watch, a spin hangs)
     cpu::current_watch = &watch_;
 #endif
@@ -327,27 +323,28 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     if (w.item != cpu::current || w.syncs != syncs_) {  // another work-item, or a sync point: forget
       w.item = cpu::current;
       w.syncs = syncs_;
-      seen_count_ = 0;
+      w.seen_count = 0;
     }
+    // Not the address used last (or nothing seen): keep the addresses in order of use.
+    constexpr std::size_t K = cpu::atomic_watch::watched;
+    auto* const seen = w.seen;
     std::size_t k = 0;
-    while (k < seen_count_ && seen_[k].p != p) ++k;
+    while (k < w.seen_count && seen[k].p != p) ++k;
     bool changed = true;
-    if (k == seen_count_) {  // an address not seen lately: replaces the oldest
-      if (seen_count_ < watched) ++seen_count_;
-      else std::rotate(seen_, seen_ + 1, seen_ + watched), k = watched - 1;
-      seen_[k] = {p, bits};
-    } else if (seen_[k].bits != bits) {
-      seen_[k].bits = bits;
-    } else {
-      changed = false;  // polling in turn: a repeat of an earlier observation
+    if (k < w.seen_count) {
+      changed = seen[k].bits != bits;
+      const cpu::atomic_watch::seen_value e{p, bits};
+      std::copy(seen + k + 1, seen + w.seen_count, seen + k);
+      seen[w.seen_count - 1] = e;
+    } else {  // a new address: a change; it replaces the oldest
+      if (w.seen_count == K) std::copy(seen + 1, seen + K, seen), --w.seen_count;
+      seen[w.seen_count++] = {p, bits};
     }
-    w.p = p;
-    w.bits = bits;
     if (changed) {
       w.repeats = 1;
-      w.next_check = spin_limit_;
-      stalled_ = false;
-    } else if (++w.repeats >= w.next_check) {
+      w.next_check = w.limit;
+      w.stalled = false;
+    } else if (++w.repeats >= w.next_check) {  // polling a few addresses in turn
       stuck(p, what, where);
     }
   }
@@ -362,8 +359,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     if (!local && !d_->progress->alone) {
       const auto now = std::chrono::steady_clock::now();
       const std::uint64_t done = d_->progress->groups_done.load(std::memory_order_relaxed);
-      if (!stalled_ || done != stall_done_) {
-        stalled_ = true;
+      if (!watch_.stalled || done != stall_done_) {
+        watch_.stalled = true;
         stall_done_ = done;
         stall_since_ = now;
       }
@@ -407,7 +404,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       others += (others.empty() ? "" : "; ") + std::string(one ? "item " : "items ") + cpu::ranges(ids) + " " + verb;
     }
     if (others.empty()) others = "none (it is the group's only work-item)";
-    const std::string limit = std::to_string(spin_limit_);
+    const std::string limit = std::to_string(watch_.limit);
     return "polled ki::" + std::string(what) + " at " + to_string(where) + " " + std::to_string(watch_.repeats) +
            " times in a row, seeing the same value, with no barrier or sub-group function between (no-progress): a "
            "spin-wait that cannot end. The model promises no forward progress between the work-items of a group, "
@@ -675,16 +672,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   void* hook_ctx_ = nullptr;
   // The spin watch.
   cpu::atomic_watch watch_;
-  std::uint64_t syncs_ = 0;  // +1 at every sync point of the running group (and per group)
-  std::uint64_t spin_limit_ = 0;
-  struct seen_value {
-    const void* p;
-    std::uint64_t bits;
-  };
-  seen_value seen_[watched]{};  // the running work-item's last addresses and values, oldest first
-  std::size_t seen_count_ = 0;
-  bool stalled_ = false;  // reached the limit while other groups ran
-  std::uint64_t stall_done_ = 0;
+  std::uint64_t syncs_ = 0;       // +1 at every sync point of the running group (and per group)
+  std::uint64_t stall_done_ = 0;  // while watch_.stalled (the limit reached while other groups ran)
   std::chrono::steady_clock::time_point stall_since_{};
 };
 

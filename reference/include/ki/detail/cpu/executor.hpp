@@ -206,18 +206,30 @@ inline constinit thread_local barrier_ring* current_ring = &no_ring;
 /// atomic operations saw, so that one polling an atomic without end is reported instead of
 /// hanging (work-items of a group switch only at sync points, so a work-item that waits in a
 /// loop for another one of its group, which has not run yet, would wait forever). Set by the
-/// reference backend while it runs a group (null elsewhere: nothing is watched). The executor
-/// keeps the rules in `slow`; the inline part only counts repeats of the last observation.
+/// reference backend while it runs a group (null elsewhere: nothing is watched).
+///
+/// An operation is a repeat when the same work-item, with no sync point since (`syncs`), finds
+/// at an address of `seen` the value it found there last; any other is a change, which starts
+/// the count again. The inline part handles the address used last (a repeat, or a change of its
+/// value); the executor's `slow` the rest: another work-item or a sync point, another address,
+/// and `repeats` reaching `next_check`.
 struct atomic_watch {
-  const void* p = nullptr;                        ///< the last atomic operation's address
-  std::uint64_t bits = 0;                         ///< the value there before it (its bytes)
-  const item_state* item = nullptr;               ///< the work-item that made it
+  static constexpr std::size_t watched = 4;  ///< addresses polled in turn that count as one spin
+  struct seen_value {
+    const void* p;
+    std::uint64_t bits;  ///< the value there before the last operation on it (its bytes)
+  };
+  seen_value seen[watched]{};                     ///< the last addresses used, oldest first
+  std::size_t seen_count = 0;                     ///< (the last one used is seen[seen_count - 1])
+  const item_state* item = nullptr;               ///< the work-item that made them
   std::uint64_t syncs = 0;                        ///< *executor_syncs then
   const std::uint64_t* executor_syncs = nullptr;  ///< changes at every sync point of the group
   std::uint64_t repeats = 0;                      ///< operations in a row that saw nothing change
   std::uint64_t next_check = 0;                   ///< `slow` is called when repeats reaches it
-  /// The executor's part: an operation that is not a repeat of the last (repeat false), or the
-  /// repeats reached next_check. May throw (the report), from inside the work-item.
+  std::uint64_t limit = 0;                        ///< next_check after a change
+  bool stalled = false;                           ///< (the executor's: cleared by a change)
+  /// The executor's part (repeat: repeats reached next_check). May throw (the report), from
+  /// inside the work-item.
   void (*slow)(void* ctx, const void* p, std::uint64_t bits, const char* what, const source_location& where,
                bool repeat) = nullptr;
   void* ctx = nullptr;
@@ -232,10 +244,22 @@ template <class T>
   const T v = std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
-  const bool repeat = p == w->p && bits == w->bits && current == w->item && *w->executor_syncs == w->syncs;
-  if (repeat && ++w->repeats < w->next_check) [[likely]]
-    return;
-  w->slow(w->ctx, p, bits, what, where, repeat);
+  if (w->seen_count > 0 && current == w->item && *w->executor_syncs == w->syncs) [[likely]] {
+    atomic_watch::seen_value& last = w->seen[w->seen_count - 1];
+    if (last.p == p) [[likely]] {
+      if (last.bits != bits) {  // a change (e.g. a counter)
+        last.bits = bits;
+        w->repeats = 1;
+        w->next_check = w->limit;
+        w->stalled = false;
+        return;
+      }
+      if (++w->repeats < w->next_check) [[likely]]
+        return;
+      return w->slow(w->ctx, p, bits, what, where, true);
+    }
+  }
+  w->slow(w->ctx, p, bits, what, where, false);
 }
 
 /// What every atomic operation checks on a CPU backend before it runs: the device's features
