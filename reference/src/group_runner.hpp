@@ -237,7 +237,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
   void collective(cpu::collective& c) override {
     item& it = current();
-    ++syncs_;  // (the spin watch)
+    watch_.seen_count = 0;  // a sync point (the spin watch)
     races_.flush();
     const i64 W = gs_.sub_group_width;
     note_collective(it, c);
@@ -302,9 +302,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   static constexpr std::uint64_t recheck = 4096;  // repeats between checks while others run
 
   void start_watch() {
-    ++syncs_;  // (work-items of the last group have the same records)
     watch_ = {};
-    watch_.executor_syncs = &syncs_;
     watch_.limit = resolve_spin_limit(*d_->b);
     watch_.slow = &group_runner::watch_slow;
     watch_.ctx = this;
@@ -319,10 +317,9 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   }
   void watch_slow(const void* p, std::uint64_t bits, const char* what, const source_location& where, bool repeat) {
     cpu::atomic_watch& w = watch_;
-    if (repeat) return stuck(p, what, where);           // repeats reached next_check
-    if (w.item != cpu::current || w.syncs != syncs_) {  // another work-item, or a sync point: forget
+    if (repeat) return stuck(p, what, where);  // repeats reached next_check
+    if (w.item != cpu::current) {              // another work-item: forget
       w.item = cpu::current;
-      w.syncs = syncs_;
       w.seen_count = 0;
     }
     // Not the address used last (or nothing seen): keep the addresses in order of use.
@@ -559,7 +556,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       // All live work-items wait at the same barrier: release them in schedule order (the
       // order they arrived in, which is the forward order).
       release_waiting();
-      ++syncs_;  // (the spin watch)
+      watch_.seen_count = 0;  // a sync point (the spin watch)
       ready_pos_ = 1;
       fast_point_ = no_site;
       races_.set_interval(round_);        // orders accesses before and after the barrier (checked-access mode)
@@ -672,7 +669,6 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   void* hook_ctx_ = nullptr;
   // The spin watch.
   cpu::atomic_watch watch_;
-  std::uint64_t syncs_ = 0;       // +1 at every sync point of the running group (and per group)
   std::uint64_t stall_done_ = 0;  // while watch_.stalled (the limit reached while other groups ran)
   std::chrono::steady_clock::time_point stall_since_{};
 };

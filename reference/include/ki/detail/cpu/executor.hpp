@@ -208,26 +208,24 @@ inline constinit thread_local barrier_ring* current_ring = &no_ring;
 /// loop for another one of its group, which has not run yet, would wait forever). Set by the
 /// reference backend while it runs a group (null elsewhere: nothing is watched).
 ///
-/// An operation is a repeat when the same work-item, with no sync point since (`syncs`), finds
-/// at an address of `seen` the value it found there last; any other is a change, which starts
-/// the count again. The inline part handles the address used last (a repeat, or a change of its
-/// value); the executor's `slow` the rest: another work-item or a sync point, another address,
-/// and `repeats` reaching `next_check`.
+/// An operation is a repeat when the same work-item, with no sync point since (the executor
+/// empties `seen` at each one), finds at an address of `seen` the value it found there last; any
+/// other is a change, which starts the count again. The inline part handles the address used
+/// last (a repeat, or a change of its value); the executor's `slow` the rest: another
+/// work-item, another address, and `repeats` reaching `next_check`.
 struct atomic_watch {
   static constexpr std::size_t watched = 4;  ///< addresses polled in turn that count as one spin
   struct seen_value {
     const void* p;
     std::uint64_t bits;  ///< the value there before the last operation on it (its bytes)
   };
-  seen_value seen[watched]{};                     ///< the last addresses used, oldest first
-  std::size_t seen_count = 0;                     ///< (the last one used is seen[seen_count - 1])
-  const item_state* item = nullptr;               ///< the work-item that made them
-  std::uint64_t syncs = 0;                        ///< *executor_syncs then
-  const std::uint64_t* executor_syncs = nullptr;  ///< changes at every sync point of the group
-  std::uint64_t repeats = 0;                      ///< operations in a row that saw nothing change
-  std::uint64_t next_check = 0;                   ///< `slow` is called when repeats reaches it
-  std::uint64_t limit = 0;                        ///< next_check after a change
-  bool stalled = false;                           ///< (the executor's: cleared by a change)
+  seen_value seen[watched]{};        ///< the last addresses used, oldest first
+  std::size_t seen_count = 0;        ///< (the last one used is seen[seen_count - 1])
+  const item_state* item = nullptr;  ///< the work-item that made them
+  std::uint64_t repeats = 0;         ///< operations in a row that saw nothing change
+  std::uint64_t next_check = 0;      ///< `slow` is called when repeats reaches it
+  std::uint64_t limit = 0;           ///< next_check after a change
+  bool stalled = false;              ///< (the executor's: cleared by a change)
   /// The executor's part (repeat: repeats reached next_check). May throw (the report), from
   /// inside the work-item.
   void (*slow)(void* ctx, const void* p, std::uint64_t bits, const char* what, const source_location& where,
@@ -244,7 +242,7 @@ template <class T>
   const T v = std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
-  if (w->seen_count > 0 && current == w->item && *w->executor_syncs == w->syncs) [[likely]] {
+  if (w->seen_count > 0 && current == w->item) [[likely]] {
     atomic_watch::seen_value& last = w->seen[w->seen_count - 1];
     if (last.p == p) [[likely]] {
       if (last.bits != bits) {  // a change (e.g. a counter)
