@@ -290,9 +290,10 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   // work-item that waits in a loop for another one of its group, with no sync point in the
   // loop, therefore waits forever here when the other has not run yet (and may on a GPU). The
   // watch sees each atomic operation's address and the value there before it: an operation
-  // that finds an address it saw last (among the last `watched` ones) with the same value, by
-  // the same work-item and with no sync point since, is a repeat; anything else (another value,
-  // another address, a sync point) is a change and starts the count again. After spin_limit
+  // that finds an address it used lately (one of the last atomic_watch::watched) with the value
+  // it found there last, by the same work-item and with no sync point since, is a repeat;
+  // anything else (another value, another address, a sync point) is a change and starts the
+  // count again. After spin_limit
   // repeats in a row the work-item is stuck when nothing else that runs can change the value:
   // the atomic is in the group's local memory, or no other group runs at the same time
   // (threads = 1, a single group); otherwise it is stuck once no other group has ended for
@@ -404,7 +405,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     const std::string limit = std::to_string(watch_.limit);
     return "polled ki::" + std::string(what) + " at " + to_string(where) + " " + std::to_string(watch_.repeats) +
            " times in a row, seeing the same value, with no barrier or sub-group function between (no-progress): a "
-           "spin-wait that cannot end. The model promises no forward progress between the work-items of a group, "
+           "spin-wait that nothing running can end. The model promises no forward progress between the work-items of a "
+           "group, "
            "and here the others run only when this one reaches a sync point; " +
            (local ? std::string("the atomic is in the group's local memory")
             : d_->progress->alone
