@@ -237,7 +237,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
   void collective(cpu::collective& c) override {
     item& it = current();
-    watch_.seen_count = 0;  // a sync point (the spin watch)
+    watch_.forget();  // a sync point (the spin watch)
     races_.flush();
     const i64 W = gs_.sub_group_width;
     note_collective(it, c);
@@ -293,11 +293,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   // that finds an address it used lately (one of the last atomic_watch::watched) with the value
   // it found there last, by the same work-item and with no sync point since, is a repeat;
   // anything else (another value, another address, a sync point) is a change and starts the
-  // count again. After spin_limit
-  // repeats in a row the work-item is stuck when nothing else that runs can change the value:
-  // the atomic is in the group's local memory, or no other group runs at the same time
-  // (threads = 1, a single group); otherwise it is stuck once no other group has ended for
-  // `stuck_time` while it kept polling. Plain and volatile accesses are not seen.
+  // count again (all inline, in ki/detail/cpu/executor.hpp). After spin_limit repeats in a
+  // row the work-item is stuck when nothing else that runs can change the value: the atomic is
+  // in the group's local memory, or no other group runs at the same time (threads = 1, a single
+  // group); otherwise it is stuck once no other group has ended for `stuck_time` while it kept
+  // polling. Plain and volatile accesses are not seen.
 
   static constexpr std::chrono::milliseconds stuck_time{1000};
   static constexpr std::uint64_t recheck = 4096;  // repeats between checks while others run
@@ -305,46 +305,15 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   void start_watch() {
     watch_ = {};
     watch_.limit = resolve_spin_limit(*d_->b);
-    watch_.slow = &group_runner::watch_slow;
+    watch_.stuck = &group_runner::stuck;
     watch_.ctx = this;
 #if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS  // (measurement only: without the watch, a spin hangs)
     cpu::current_watch = &watch_;
 #endif
   }
 
-  static void watch_slow(void* self, const void* p, std::uint64_t bits, const char* what, const source_location& where,
-                         bool repeat) {
-    static_cast<group_runner*>(self)->watch_slow(p, bits, what, where, repeat);
-  }
-  void watch_slow(const void* p, std::uint64_t bits, const char* what, const source_location& where, bool repeat) {
-    cpu::atomic_watch& w = watch_;
-    if (repeat) return stuck(p, what, where);  // repeats reached next_check
-    if (w.item != cpu::current) {              // another work-item: forget
-      w.item = cpu::current;
-      w.seen_count = 0;
-    }
-    // Not the address used last (or nothing seen): keep the addresses in order of use.
-    constexpr std::size_t K = cpu::atomic_watch::watched;
-    auto* const seen = w.seen;
-    std::size_t k = 0;
-    while (k < w.seen_count && seen[k].p != p) ++k;
-    bool changed = true;
-    if (k < w.seen_count) {
-      changed = seen[k].bits != bits;
-      const cpu::atomic_watch::seen_value e{p, bits};
-      std::copy(seen + k + 1, seen + w.seen_count, seen + k);
-      seen[w.seen_count - 1] = e;
-    } else {  // a new address: a change; it replaces the oldest
-      if (w.seen_count == K) std::copy(seen + 1, seen + K, seen), --w.seen_count;
-      seen[w.seen_count++] = {p, bits};
-    }
-    if (changed) {
-      w.repeats = 1;
-      w.next_check = w.limit;
-      w.stalled = false;
-    } else if (++w.repeats >= w.next_check) {  // polling a few addresses in turn
-      stuck(p, what, where);
-    }
+  static void stuck(void* self, const void* p, const char* what, const source_location& where) {
+    static_cast<group_runner*>(self)->stuck(p, what, where);
   }
 
   /// The work-item repeated the same observation next_check times: report it, or (while other
@@ -558,7 +527,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       // All live work-items wait at the same barrier: release them in schedule order (the
       // order they arrived in, which is the forward order).
       release_waiting();
-      watch_.seen_count = 0;  // a sync point (the spin watch)
+      watch_.forget();  // a sync point (the spin watch)
       ready_pos_ = 1;
       fast_point_ = no_site;
       races_.set_interval(round_);        // orders accesses before and after the barrier (checked-access mode)

@@ -209,28 +209,36 @@ inline constinit thread_local barrier_ring* current_ring = &no_ring;
 /// reference backend while it runs a group (null elsewhere: nothing is watched).
 ///
 /// An operation is a repeat when the same work-item, with no sync point since (the executor
-/// empties `seen` at each one), finds at an address of `seen` the value it found there last; any
-/// other is a change, which starts the count again. The inline part handles the address used
-/// last (a repeat, or a change of its value); the executor's `slow` the rest: another
-/// work-item, another address, and `repeats` reaching `next_check`.
+/// calls forget() at each one), finds at an address of `seen` the value it found there last;
+/// any other is a change (another value, an address not in `seen`, which then replaces the
+/// oldest entry), which starts the count again. When `repeats` reaches `next_check`, the
+/// executor's `stuck` decides.
 struct atomic_watch {
   static constexpr std::size_t watched = 4;  ///< addresses polled in turn that count as one spin
   struct seen_value {
-    const void* p;
+    const void* p;       ///< null: none
     std::uint64_t bits;  ///< the value there before the last operation on it (its bytes)
   };
-  seen_value seen[watched]{};        ///< the last addresses used, oldest first
-  std::size_t seen_count = 0;        ///< (the last one used is seen[seen_count - 1])
-  const item_state* item = nullptr;  ///< the work-item that made them
+  seen_value seen[watched]{};        ///< the last addresses used
+  std::size_t oldest = 0;            ///< the entry a new address replaces
+  const item_state* item = nullptr;  ///< the work-item that used them
   std::uint64_t repeats = 0;         ///< operations in a row that saw nothing change
-  std::uint64_t next_check = 0;      ///< `slow` is called when repeats reaches it
+  std::uint64_t next_check = 0;      ///< `stuck` is called when repeats reaches it
   std::uint64_t limit = 0;           ///< next_check after a change
   bool stalled = false;              ///< (the executor's: cleared by a change)
-  /// The executor's part (repeat: repeats reached next_check). May throw (the report), from
-  /// inside the work-item.
-  void (*slow)(void* ctx, const void* p, std::uint64_t bits, const char* what, const source_location& where,
-               bool repeat) = nullptr;
+  /// The executor's part: report the work-item (throws, from inside it), or set next_check
+  /// later.
+  void (*stuck)(void* ctx, const void* p, const char* what, const source_location& where) = nullptr;
   void* ctx = nullptr;
+
+  void forget() {
+    for (auto& e : seen) e.p = nullptr;
+  }
+  void changed() {
+    repeats = 1;
+    next_check = limit;
+    stalled = false;
+  }
 };
 inline constinit thread_local atomic_watch* current_watch = nullptr;
 
@@ -242,22 +250,25 @@ template <class T>
   const T v = std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
-  if (w->seen_count > 0 && current == w->item) [[likely]] {
-    atomic_watch::seen_value& last = w->seen[w->seen_count - 1];
-    if (last.p == p) [[likely]] {
-      if (last.bits != bits) {  // a change (e.g. a counter)
-        last.bits = bits;
-        w->repeats = 1;
-        w->next_check = w->limit;
-        w->stalled = false;
-        return;
-      }
-      if (++w->repeats < w->next_check) [[likely]]
-        return;
-      return w->slow(w->ctx, p, bits, what, where, true);
-    }
+  if (current != w->item) [[unlikely]] {
+    w->item = current;
+    w->forget();
   }
-  w->slow(w->ctx, p, bits, what, where, false);
+  atomic_watch::seen_value* const e = w->seen;
+  std::size_t k = 0;
+  while (k < atomic_watch::watched && e[k].p != p) ++k;
+  if (k == atomic_watch::watched) {  // a new address
+    e[w->oldest] = {p, bits};
+    w->oldest = (w->oldest + 1) % atomic_watch::watched;
+    return w->changed();
+  }
+  if (e[k].bits != bits) {
+    e[k].bits = bits;
+    return w->changed();
+  }
+  if (++w->repeats < w->next_check) [[likely]]
+    return;
+  w->stuck(w->ctx, p, what, where);
 }
 
 /// What every atomic operation checks on a CPU backend before it runs: the device's features
