@@ -18,6 +18,7 @@
 #include "non_uniform_shuffle.hpp"
 #include "race_between_groups.hpp"
 #include "shuffle_in_divergent_code.hpp"
+#include "spin_wait.hpp"
 #include "tiled_loop.hpp"
 #include "unspecified_lanes.hpp"
 
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   show("collective_after_return", b, ki_bugs::collective_after_return{}, 1, 8);
   show("different_collectives", b, ki_bugs::different_collectives{}, 1, 128);
   show("non_uniform_shuffle", b, ki_bugs::non_uniform_shuffle{}, 1, 64);
+  show("spin_wait", b, ki_bugs::spin_wait{}, 1, 64);
   show("tiled_loop_missing_trailing_barrier", b, ki_bugs::tiled_loop_missing_trailing_barrier{}, 1, 64, in, i64{4});
   show("tiled_loop_correct", b, ki_bugs::tiled_loop_correct{}, 1, 64, in, i64{4});
 }

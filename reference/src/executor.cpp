@@ -25,6 +25,8 @@
 //     without independent sub-groups, segments only where sub-groups are partitionable.
 //   * Checked-access mode: race_detector.hpp.
 //   * The trace hook (ki/reference/events.hpp): nothing on the barrier's fast path when unset.
+//   * The spin watch (group_runner.hpp): a work-item polling an atomic without end is reported
+//     (no-progress) instead of hanging the launch.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -85,6 +87,9 @@ launch_result execute(const launch_desc& queued) {
   const std::uint64_t serial = ++launch_counter;
   const int threads = resolve_threads(*d.b);
   const auto& sched = d.b->schedule;
+  launch_progress progress;
+  progress.alone = threads == 1 || ngroups == 1;  // (the groups then run one after another, below)
+  d.progress = &progress;
 
   std::optional<group_failure> first;
   warning_log log;

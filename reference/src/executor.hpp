@@ -2,6 +2,7 @@
 // oneTBB's workers. The queues (queue.cpp) decide when; this decides how.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -20,6 +21,17 @@ struct launch_desc {
   const char* kernel_name;
   std::uint64_t rand_seed = 0;                          ///< the launch's seed (ki/rand.hpp), drawn when it was queued
   ki::detail::cpu::rand_checker* rand_check = nullptr;  ///< set by execute
+  struct launch_progress* progress = nullptr;           ///< set by execute
+};
+
+/// What the spin watch (group_runner.hpp) needs to know of the rest of a launch: whether a
+/// group that spins can be waiting for another work-group that runs at the same time.
+struct launch_progress {
+  /// No other group runs while one runs (threads = 1, or a single group).
+  bool alone = false;
+  /// +1 whenever a group of the launch ends normally: a spinning group that sees it change is
+  /// not stuck (yet).
+  std::atomic<std::uint64_t> groups_done{0};
 };
 
 struct launch_result {

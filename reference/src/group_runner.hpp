@@ -3,11 +3,13 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <ki/cpu/fiber.hpp>
@@ -62,6 +64,11 @@ inline std::size_t env_size(const char* name, std::size_t fallback) {
 inline std::size_t resolve_stack_size(const backend& b) {
   static const std::size_t from_env = env_size("KI_REFERENCE_STACK_SIZE", 256 * 1024);
   return b.stack_size != 0 ? b.stack_size : from_env;
+}
+
+inline std::uint64_t resolve_spin_limit(const backend& b) {
+  static const std::uint64_t from_env = env_size("KI_REFERENCE_SPIN_LIMIT", std::size_t{1} << 20);
+  return b.spin_limit != 0 ? b.spin_limit : from_env;
 }
 
 inline int resolve_threads(const backend& b) {
@@ -153,6 +160,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
         group_linear, gs_.group_id);
     races_.set_interval(round_);
     checked::active = &races_;
+    start_watch();
     cpu::current_exec = this;  // (current is set per work-item)
     cpu::current_group = &gs_;
     cpu::current_features = {d_->b->device.atomics64, d_->b->device.float64, d_->b->device.name};
@@ -160,6 +168,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       emit(trace_kind::group_start, -1, "", {});
 
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
+    cpu::current_watch = nullptr;
     checked::active = nullptr;
     cpu::current_exec = nullptr;
     cpu::current_group = nullptr;
@@ -173,7 +182,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
         emit_end(&*e);
       return group_failure{std::move(*e)};
     }
-    dirty_statuses_ = false;  // every work-item exited: all running
+    dirty_statuses_ = false;                                          // every work-item exited: all running
+    d.progress->groups_done.fetch_add(1, std::memory_order_relaxed);  // (the spin watch of other threads)
     auto f = races_.finish(d_->kernel_name, globals);
     if (hook_) [[unlikely]]
       emit_end(f ? &f->error : nullptr);
@@ -237,6 +247,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
   void collective(cpu::collective& c) override {
     item& it = current();
+    watch_.forget();  // a sync point (the spin watch)
     races_.flush();
     const i64 W = gs_.sub_group_width;
     note_collective(it, c);
@@ -287,6 +298,110 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   struct pending_scope {
     i64 begin, lanes, arrived;
   };
+
+  // --- the spin watch (ki/detail/cpu/executor.hpp; docs/debugging.md, "Spin-waits") ---
+  //
+  // The model promises no forward progress between the work-items of a group, and the oracle
+  // runs them one at a time, each until its next sync point (barrier or sub-group function). A
+  // work-item that waits in a loop for another one of its group, with no sync point in the
+  // loop, therefore waits forever here when the other has not run yet (and may on a GPU). The
+  // watch sees each atomic operation's address and the value there before it: an operation
+  // that finds an address it used lately (one of the last atomic_watch::watched) with the value
+  // it found there last, by the same work-item and with no sync point since, is a repeat;
+  // anything else (another value, another address, a sync point) is a change and starts the
+  // count again (all inline, in ki/detail/cpu/executor.hpp). After spin_limit repeats in a
+  // row the work-item is stuck when nothing else that runs can change the value: the atomic is
+  // in the group's local memory, or no other group runs at the same time (threads = 1, a single
+  // group); otherwise it is stuck once no other group has ended for `stuck_time` while it kept
+  // polling. Plain and volatile accesses are not seen.
+
+  static constexpr std::chrono::milliseconds stuck_time{1000};
+  static constexpr std::uint64_t recheck = 4096;  // repeats between checks while others run
+
+  void start_watch() {
+    watch_ = {};
+    watch_.limit = resolve_spin_limit(*d_->b);
+    watch_.stuck = &group_runner::stuck;
+    watch_.ctx = this;
+#if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS  // (measurement only: without the watch, a spin hangs)
+    cpu::current_watch = &watch_;
+#endif
+  }
+
+  static void stuck(void* self, const void* p, const char* what, const source_location& where) {
+    static_cast<group_runner*>(self)->stuck(p, what, where);
+  }
+
+  /// The work-item repeated the same observation next_check times: report it, or (while other
+  /// groups run that may change the value) wait a little and look again later.
+  void stuck(const void* p, const char* what, const source_location& where) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    const bool local = std::any_of(locals_.begin(), locals_.end(), [&](const local_alloc& l) {
+      return b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes;
+    });
+    if (!local && !d_->progress->alone) {
+      const auto now = std::chrono::steady_clock::now();
+      const std::uint64_t done = d_->progress->groups_done.load(std::memory_order_relaxed);
+      if (!watch_.stalled || done != stall_done_) {
+        watch_.stalled = true;
+        stall_done_ = done;
+        stall_since_ = now;
+      }
+      if (now - stall_since_ < stuck_time) {
+        std::this_thread::yield();
+        watch_.next_check = watch_.repeats + recheck;
+        return;
+      }
+    }
+    throw item_failure{kernel_error::kind::no_progress, no_progress_message(what, where, local), false, -1, where};
+  }
+
+  std::string no_progress_message(const char* what, const source_location& where, bool local) const {
+    const item& me = current();
+    // The other work-items, grouped by what they do (in order of first appearance).
+    std::vector<std::pair<std::string, std::vector<i64>>> doing;
+    std::vector<bool> ready(static_cast<std::size_t>(n_), false);
+    for (std::size_t k = ready_pos_; k < ready_.size(); ++k) ready[static_cast<std::size_t>(ready_[k])] = true;
+    for (const item& it : items_) {
+      if (&it == &me) continue;
+      const std::size_t k = slot_of(it);
+      std::string d;
+      if (!started(it)) d = "not started";
+      else if (ready[k]) d = "released from barrier " + to_string(last_barrier_) + ", not yet resumed";
+      else if (status_[k] == status::running) d = "exited";
+      else {
+        const cpu::sync_point at = sync_point_of(it);
+        d = std::string("wait at ") + at.what + " " + to_string(at.where);
+      }
+      auto g = std::find_if(doing.begin(), doing.end(), [&](const auto& e) { return e.first == d; });
+      if (g == doing.end()) g = doing.insert(doing.end(), {d, {}});
+      g->second.push_back(it.local_linear);
+    }
+    std::string others;
+    for (auto& [d, ids] : doing) {
+      const bool one = ids.size() == 1;
+      std::string verb = d;
+      if (d == "not started") verb = one ? "has not started" : "have not started";
+      else if (d.rfind("wait at ", 0) == 0 && one) verb = "waits at " + d.substr(8);
+      else if (d.rfind("released", 0) == 0) verb = (one ? "is " : "are ") + d;
+      others += (others.empty() ? "" : "; ") + std::string(one ? "item " : "items ") + cpu::ranges(ids) + " " + verb;
+    }
+    if (others.empty()) others = "none (it is the group's only work-item)";
+    const std::string limit = std::to_string(watch_.limit);
+    return "polled ki::" + std::string(what) + " at " + to_string(where) + " " + std::to_string(watch_.repeats) +
+           " times in a row, seeing the same value, with no barrier or sub-group function between (no-progress): a "
+           "spin-wait that nothing running can end. The model promises no forward progress between the work-items of a "
+           "group, "
+           "and here the others run only when this one reaches a sync point; " +
+           (local ? std::string("the atomic is in the group's local memory")
+            : d_->progress->alone
+                ? std::string("no other work-group runs meanwhile (threads = 1 or a single group)")
+                : "no other work-group ended for " + std::to_string(stuck_time.count()) + " ms while it polled") +
+           ". The other work-items of its group (linear local ids): " + others +
+           ". (Wait with a barrier, or let each work-item wait only for itself; the limit is "
+           "ki::reference::backend::spin_limit or KI_REFERENCE_SPIN_LIMIT, now " +
+           limit + ")";
+  }
 
   // --- what group_runner_base asks of its backend ---
   bool has_unstarted() const { return loop_.next < n_; }
@@ -377,10 +492,13 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     }
     const bool orders_memory = cpu::op(first.kind).orders_memory;
     const char* name = collective_name(first.kind);
+    // What it orders: the caller's segment of a width, even where the segments resolve
+    // together (spec: "It doesn't order memory with other segments"); else the sub-group.
+    const i64 W = gs_.sub_group_width, w = first.width > 0 && first.width < W ? first.width : W;
     for (i64 l = begin; l < begin + lanes && l < size; ++l) {
       item& p = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
       p.sync.coll = nullptr;
-      if (orders_memory) races_.sub_group_barrier_passed(p.local_linear);
+      if (orders_memory) races_.sub_group_barrier_passed(p.local_linear, l / w * w, w);
       --in_collective_;
       if (hook_) [[unlikely]]
         emit(trace_kind::leave, p.local_linear, name, first.where, nullptr, first.width, trace_round_);
@@ -473,6 +591,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       // All live work-items wait at the same barrier: release them in schedule order (the
       // order they arrived in, which is the forward order).
       release_waiting();
+      watch_.forget();  // a sync point (the spin watch)
       ready_pos_ = 1;
       fast_point_ = no_site;
       races_.set_interval(round_);        // orders accesses before and after the barrier (checked-access mode)
@@ -587,6 +706,10 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   void* hook_ctx_ = nullptr;
   trace_launch trace_launch_;  // while a hook watches: the launch, as events describe it
   i64 trace_round_ = 0;        // releases so far in this group (events' round)
+  // The spin watch.
+  cpu::atomic_watch watch_;
+  std::uint64_t stall_done_ = 0;  // while watch_.stalled (the limit reached while other groups ran)
+  std::chrono::steady_clock::time_point stall_since_{};
 };
 
 }  // namespace runner_detail

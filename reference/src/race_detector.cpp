@@ -29,9 +29,11 @@ void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i6
   if (!group_globals_.empty()) group_globals_.clear();
   drop_pending();
   round_flags_ = local_bit | global_bit;  // (a failed group may have left a narrowed round)
-  if (sg_epoch_.size() != static_cast<std::size_t>(g.count)) sg_epoch_.assign(static_cast<std::size_t>(g.count), 0);
-  else if (sg_epochs_dirty_) std::fill(sg_epoch_.begin(), sg_epoch_.end(), 0);
-  sg_epochs_dirty_ = false;
+  if (sg_passes_.size() != static_cast<std::size_t>(g.count)) sg_passes_.assign(static_cast<std::size_t>(g.count), {});
+  else if (sg_dirty_)
+    for (auto& h : sg_passes_) h.count = 0;
+  sg_dirty_ = false;
+  sg_serial_ = 0;
 }
 
 void race_detector::drop_pending() {
@@ -41,9 +43,24 @@ void race_detector::drop_pending() {
   access_owner_ = nullptr;
 }
 
-void race_detector::sub_group_barrier_passed(i64 linear) {
-  ++sg_epoch_[static_cast<std::size_t>(linear)];
-  sg_epochs_dirty_ = true;
+void race_detector::sub_group_barrier_passed(i64 linear, i64 begin, i64 lanes) {
+  // A serial above every access judged so far (accesses are judged at the latest when their
+  // work-item reaches its next sync point, so before the barrier resolves).
+  const sg_pass now{++sg_serial_, begin, lanes};
+  sg_history& h = sg_passes_[static_cast<std::size_t>(linear)];
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < h.count; ++k) {
+    const sg_pass& p = h.pass[k];
+    if (p.begin >= begin && p.begin + p.lanes <= begin + lanes) continue;  // covered by the new one
+    h.pass[kept++] = p;
+  }
+  if (kept == max_sg_passes) {  // (not reached with valid widths: see sg_history)
+    std::copy(h.pass + 1, h.pass + kept, h.pass);
+    --kept;
+  }
+  h.pass[kept++] = now;
+  h.count = kept;
+  sg_dirty_ = true;
 }
 
 void race_detector::access(const checked::array_info& a, i64 index, const source_location& where) {
@@ -88,10 +105,20 @@ const local_alloc* race_detector::local_of(const void* p) const {
   return nullptr;
 }
 
+// Ordered within a barrier interval: the same work-item, or a sub_group_barrier that r's
+// work-item passed after r and whose lanes include mine (then I passed it too, with it, and my
+// access being judged now comes after it).
 bool race_detector::ordered(const access_rec& r, const cpu::item_state& me) const {
   if (r.item == me.local_linear) return true;
   const cpu::item_state& other = item_at(r.item);
-  return other.sub_group_id == me.sub_group_id && r.sg_epoch != sg_epoch_[static_cast<std::size_t>(me.local_linear)];
+  if (other.sub_group_id != me.sub_group_id) return false;
+  const sg_history& h = sg_passes_[static_cast<std::size_t>(r.item)];
+  const i64 lane = me.sub_group_lane;
+  for (std::size_t k = 0; k < h.count; ++k) {
+    const sg_pass& p = h.pass[k];
+    if (p.serial > r.at && lane >= p.begin && lane < p.begin + p.lanes) return true;
+  }
+  return false;
 }
 
 std::string race_detector::describe(const pending_access& p, const local_alloc* local) const {
@@ -121,7 +148,6 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
 
 void race_detector::flush_accesses() {
   const cpu::item_state& me = *access_owner_;
-  const i64 my_epoch = sg_epoch_[static_cast<std::size_t>(me.local_linear)];
   for (const pending_access& p : accesses_) {
     if (p.atomic) continue;
     const bool changed = std::memcmp(p.addr, access_bytes_.data() + p.old, p.size) != 0;
@@ -133,7 +159,7 @@ void race_detector::flush_accesses() {
       sh.writer.item = sh.readers[0].item = sh.readers[1].item = -1;
     }
     // A write is named by the last access of the segment, a read by the first.
-    const access_rec mine{me.local_linear, changed ? p.last : p.first, my_epoch};
+    const access_rec mine{me.local_linear, changed ? p.last : p.first, sg_serial_};
     if (changed) {
       if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
         race("write-write", sh.writer, "wrote", mine, "wrote", p, local);

@@ -8,7 +8,8 @@
 // reaches a sync point, another item makes an access, or the group ends) comparing the bytes
 // tells a write (changed) from a read (unchanged, which includes writing the value the element
 // already held). Two accesses of an element by different work-items race when one writes and no
-// barrier (or, within a sub-group, sub_group_barrier) lies between them. Atomic accesses are
+// barrier (or, within a sub-group, a sub_group_barrier of a segment holding both) lies between
+// them. Atomic accesses are
 // exempt. Races between work-groups are found at the launch's end from each group's global
 // accesses (inter_group_race).
 #pragma once
@@ -119,9 +120,12 @@ class race_detector final : public ki::detail::checked::recorder {
     if (round_flags_ & global_bit) global_interval_ = round;
     round_flags_ = local_bit | global_bit;
   }
-  /// Work-items of one sub-group passed a sub_group_barrier: their accesses before it are
-  /// ordered with those after it.
-  void sub_group_barrier_passed(std::int64_t linear);
+  /// Work-item `linear` passed a sub_group_barrier with the lanes [begin, begin + lanes) of its
+  /// sub-group (its segment; the whole sub-group without a width). Spec: a segment barrier makes
+  /// writes before it "visible to the segment. It doesn't order memory with other segments":
+  /// its accesses before it are ordered with those after it of the lanes in that range only.
+  /// Each work-item of the range is told once per barrier, all before any of them runs on.
+  void sub_group_barrier_passed(std::int64_t linear, std::int64_t begin, std::int64_t lanes);
   /// After the group ended normally: its races as a failure, else its global accesses are
   /// kept in `globals` for inter_group_race.
   std::optional<group_failure> finish(const char* kernel_name, global_log& globals);
@@ -144,7 +148,22 @@ class race_detector final : public ki::detail::checked::recorder {
   struct access_rec {
     std::int64_t item = -1;  // linear local id; -1: none
     source_location where;
-    std::int64_t sg_epoch = 0;
+    std::uint64_t at = 0;  // sg_serial_ when the access was judged (sub-group barriers before it)
+  };
+  /// A sub_group_barrier a work-item passed: its serial and the lanes it ordered.
+  struct sg_pass {
+    std::uint64_t serial;
+    std::int64_t begin, lanes;
+  };
+  /// Per work-item, the sub-group barriers that may still order one of its accesses with a later
+  /// one of another lane: a newer barrier whose range covers an older one's replaces it. The
+  /// ranges that contain one lane are segments of widths that divide the sub-group's, nested
+  /// (or the same), so at most one per width remains: few. Capacity beyond that drops the oldest
+  /// (an ordering forgotten: a race reported that is none; not reached with valid widths).
+  static constexpr std::size_t max_sg_passes = 8;
+  struct sg_history {
+    sg_pass pass[max_sg_passes];
+    std::size_t count = 0;
   };
   struct shadow {
     std::uint64_t epoch = ~0ull;  // the barrier interval the records below belong to
@@ -171,8 +190,9 @@ class race_detector final : public ki::detail::checked::recorder {
   static constexpr unsigned local_bit = 1, global_bit = 2;
   std::uint64_t local_interval_ = 0, global_interval_ = 0;  // the running intervals, per memory
   unsigned round_flags_ = local_bit | global_bit;           // what the round's barrier orders
-  std::vector<std::int64_t> sg_epoch_;                      // per work-item: sub_group_barriers passed
-  bool sg_epochs_dirty_ = false;
+  std::vector<sg_history> sg_passes_;  // per work-item: sub_group_barriers that may order its accesses
+  std::uint64_t sg_serial_ = 0;        // +1 per work-item passing a sub_group_barrier, this group
+  bool sg_dirty_ = false;
   std::vector<pending_access> accesses_;  // the running segment's accesses, one per element
   std::vector<unsigned char> access_bytes_;
   std::unordered_map<const void*, std::size_t> access_index_;  // for long segments

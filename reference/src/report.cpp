@@ -66,6 +66,7 @@ const char* to_string(kernel_error::kind k) {
     case K::data_race: return "data-race";
     case K::invalid_seed: return "invalid-seed";
     case K::unsupported: return "unsupported";
+    case K::no_progress: return "no-progress";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@
 #include "../../examples/bugs/non_uniform_shuffle.hpp"
 #include "../../examples/bugs/race_between_groups.hpp"
 #include "../../examples/bugs/shuffle_in_divergent_code.hpp"
+#include "../../examples/bugs/spin_wait.hpp"
 #include "../../examples/bugs/tiled_loop.hpp"
 #include "../../examples/bugs/unspecified_lanes.hpp"
 #include "gallery_support.hpp"
@@ -254,6 +255,28 @@ TEST_CASE("gallery: non-uniform shuffle offset", "[gallery]") {
             at(f, K::line_shfl) + ": offset differs: lane 0 passes 1, lane 1 passes 2");
   for (const auto& p : all_profiles())
     check_error(run(backend_for(p), K{}, 1, 64), kind::collective_mismatch, at(f, K::line_shfl), p);
+}
+
+TEST_CASE("gallery: a spin-wait for another work-item of the group (no-progress)", "[gallery][checked]") {
+  using K = ki_bugs::spin_wait;
+  const char* f = "spin_wait.hpp";
+  auto o = run(backend_for("cuda"), K{}, 1, 64);
+  REQUIRE(o.error);
+  CHECK(std::string(o.error->what()) ==
+        "ki::reference: kernel 'ki_bugs::spin_wait': work-item (0, 0, 0) (linear 0) of work-group (0, 0, 0) polled "
+        "ki::atomic_load at " +
+            at(f, K::line_poll) +
+            " 1048576 times in a row, seeing the same value, with no barrier or sub-group function between "
+            "(no-progress): a spin-wait that nothing running can end. The model promises no forward progress between "
+            "the work-items of a group, and here the others run only when this one reaches a sync point; the atomic "
+            "is in the group's local memory. The other work-items of its group (linear local ids): items 1-63 are "
+            "released from barrier " +
+            at(f, K::line_barrier) +
+            ", not yet resumed. (Wait with a barrier, or let each work-item wait only for itself; the limit is "
+            "ki::reference::backend::spin_limit or KI_REFERENCE_SPIN_LIMIT, now 1048576) (after barrier " +
+            at(f, K::line_barrier) + ")");
+  for (const auto& p : all_profiles())
+    check_error(run(backend_for(p), K{}, 1, 64), kind::no_progress, at(f, K::line_poll), p);
 }
 
 TEST_CASE("gallery: missing trailing barrier in a tiled loop", "[gallery][checked]") {

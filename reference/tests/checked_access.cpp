@@ -1,5 +1,6 @@
 // Checked-access mode beyond the gallery: what is and is not a race (atomics, sub_group_barrier,
 // writes of an unchanged value by policy, multi-dimensional indices), and the launch report.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,6 +45,70 @@ TEST_CASE("checked: sub_group_barrier orders the accesses of its sub-group", "[o
     INFO("profile " << p);
     auto o = run(backend_for(p), sub_group_exchange{}, 1, 64);
     CHECK(!o.error);
+  }
+}
+
+/// Lane `writer` writes local memory, every segment of `width` lanes passes its own
+/// sub_group_barrier(width) (width 0: sub_group_barrier() of the whole sub-group), lane `reader`
+/// reads it. Spec: a segment barrier makes writes "visible to the segment. It doesn't order
+/// memory with other segments": ordered only when both lanes are in one segment.
+struct segment_exchange {
+  static constexpr unsigned line_write = __LINE__ + 6, line_read = __LINE__ + 9;
+  i64 width, writer, reader;
+  void operator()(ki::span<i64> out) const {
+    auto buf = ki::localmemory<i64, 1>([] {});
+    const i64 lane = ki::get_sub_group_local_id();
+    const bool first_sub_group = ki::get_sub_group_id() == 0;
+    if (first_sub_group && lane == writer) buf[0] = 42;
+    if (width == 0) ki::sub_group_barrier();
+    else ki::sub_group_barrier(width);
+    if (first_sub_group && lane == reader) out[0] = buf[0];
+  }
+};
+
+TEST_CASE("checked: a segment barrier orders only the accesses of its segment", "[oracle][checked]") {
+  // One sub-group of 32 (cuda: partitionable sub-groups, segments synchronise on their own) and
+  // one of 64 lanes on a profile whose sub-groups are not partitionable (all segments resolve
+  // together there, but the barrier still orders only within each).
+  for (const std::string p : {"cuda", "amd-wave64"}) {
+    INFO("profile " << p);
+    const i64 n = p == "cuda" ? 32 : 64;
+    for (const std::uint64_t seed : {0, 1}) {
+      INFO("seed " << seed);
+      // Lane 0 writes, lane 4 (the next segment of 4) reads: a race, reported with both lines.
+      auto o = run(backend_for(p, seed), segment_exchange{4, 0, 4}, 1, n);
+      REQUIRE(o.error);
+      CHECK(o.error->error_kind() == kind::data_race);
+      const std::string what = o.error->what();
+      INFO(what);
+      const std::string w = "work-item (0, 0, 0) wrote it at " + at(segment_exchange::line_write);
+      const std::string r = "work-item (4, 0, 0) read it at " + at(segment_exchange::line_read);
+      if (seed == 0) CHECK(what.find(w + ", then " + r) != std::string::npos);
+      else CHECK(what.find("work-item (4, 0, 0)") != std::string::npos);  // (reverse: the read comes first)
+      CHECK(what.find(at(segment_exchange::line_write)) != std::string::npos);
+      CHECK(what.find(at(segment_exchange::line_read)) != std::string::npos);
+      // The same with segments of 8 and lanes 3 and 12; and lane 7 reading after lane 3 wrote
+      // with segments of 4 (3 is in the first, 7 in the second).
+      auto o8 = run(backend_for(p, seed), segment_exchange{8, 3, 12}, 1, n);
+      CHECK((o8.error && o8.error->error_kind() == kind::data_race));
+      auto o47 = run(backend_for(p, seed), segment_exchange{4, 3, 7}, 1, n);
+      CHECK((o47.error && o47.error->error_kind() == kind::data_race));
+      // Within one segment the barrier orders them: no race, the value read is the one written.
+      for (const auto& [width, writer, reader] : {std::array<i64, 3>{4, 0, 3}, std::array<i64, 3>{4, 5, 6},
+                                                  std::array<i64, 3>{8, 0, 7}, std::array<i64, 3>{16, 1, 14}}) {
+        INFO("width " << width << ", lane " << writer << " writes, lane " << reader << " reads");
+        auto s = run(backend_for(p, seed), segment_exchange{width, writer, reader}, 1, n);
+        CHECK(!s.error);
+        CHECK(s.out[0] == 42);
+      }
+      // The whole sub-group's barrier (no width, or the full width) orders every lane with every other.
+      for (const i64 width : {i64{0}, n}) {
+        INFO("width " << width);
+        auto f = run(backend_for(p, seed), segment_exchange{width, 0, 4}, 1, n);
+        CHECK(!f.error);
+        CHECK(f.out[0] == 42);
+      }
+    }
   }
 }
 

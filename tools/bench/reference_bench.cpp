@@ -8,6 +8,10 @@
 //   BM_minimal_switch_ring   (x86-64) the same ring on a bare 6-register switch outside the fiber
 //                            core (the core's own switch is the same code on x86-64): what a
 //                            context switch costs on this machine, without the core's bookkeeping
+//   BM_ki_atomic/0, /1       one work-group of 256 work-items, each making 1000 atomic_fetch_add
+//                            on one of 16 global counters (/1: on the next one at every
+//                            operation, as a histogram does), threads = 1: ns per operation
+//                            (what the spin watch costs: docs/debugging.md, "Spin-waits")
 //   BM_ki_vadd / BM_plain_vadd
 //                            c[i] = a[i] + b[i] on 2^24 floats: ki (all cores, work-group 256)
 //                            against a plain loop over the same arrays on 1 thread and on all
@@ -123,6 +127,37 @@ void BM_ki_barrier(benchmark::State& state) {
   timed_loop(state, "ns_per_item_barrier", static_cast<double>(group_size) * barrier_count, launch);
 }
 BENCHMARK(BM_ki_barrier)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// --- 2. atomic operations (the spin watch's cost) ----------------------------------------------
+
+constexpr int counters = 16;
+
+/// Each work-item adds 1 to a counter `count` times, with relaxed atomics: always counter l % 16
+/// (scatter false), or the next one of the 16 at every operation (scatter true: a histogram).
+struct atomic_loop {
+  void operator()(ki::span<int> c, int count, bool scatter) const {
+    const int l = static_cast<int>(ki::get_local_id().x);
+    for (int k = 0; k < count; ++k) ki::atomic_fetch_add(&c[(l + (scatter ? k : 0)) % counters], 1);
+  }
+};
+
+void BM_ki_atomic(benchmark::State& state) {
+  const ref_backend b{.threads = 1};
+  const bool scatter = state.range(0) != 0;
+  auto c = ki::zeros<int>(b, counters);  // (checked after the first launch)
+  const auto launch = [&] {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = group_size}, atomic_loop{}, c, ops_per_item, scatter);
+    ki::synchronize(b);
+  };
+  const auto check = [&]() -> std::string {
+    for (int v : ki::to_host(b, c))
+      if (v != group_size / counters * ops_per_item) return "a counter holds " + std::to_string(v);
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  timed_loop(state, "ns_per_atomic", static_cast<double>(group_size) * ops_per_item, launch);
+}
+BENCHMARK(BM_ki_atomic)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// A ring of n fibers of the executor's fiber core: fiber k starts fiber k+1 (a spawn, as the
 /// executor's runner does), then every fiber switches to the next one until `total` switches
@@ -410,6 +445,10 @@ class summary_reporter : public summary_reporter_base {
     if (minimal) print("  bare minimal switch ring (outside the core):    %7.2f ns per switch\n", *minimal);
     if (bar && ring) print("  barrier / fiber_core switch:                     %7.2fx\n", *bar / *ring);
     if (bar && minimal) print("  barrier / minimal switch:                        %7.2fx\n", *bar / *minimal);
+    if (const auto at = median("BM_ki_atomic/0", "ns_per_atomic"))
+      print("  atomic_fetch_add (256 items x 1000, threads=1):  %7.2f ns per operation (one counter)\n", *at);
+    if (const auto at = median("BM_ki_atomic/1", "ns_per_atomic"))
+      print("  atomic_fetch_add (256 items x 1000, threads=1):  %7.2f ns per operation (16 in turn)\n", *at);
 
     const auto gbs = [&](const std::string& key) {
       auto v = median(key, "bytes_per_second");

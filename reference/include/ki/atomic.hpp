@@ -202,11 +202,13 @@ KI_DEVICE inline memory_order store_order(memory_order o) {
                 "call under if constexpr (ki::target.float64) with a fallback");                   \
   KI_DETAIL_RUNTIME_HAS(T, what)
 // What the running device lacks (the oracle's profile) is a kernel_error (kind unsupported)
-// naming the work-item and `where`, the call's location. Checked on CPU backends only.
+// naming the work-item and `where`, the call's location; on the reference backend the operation
+// is also shown to its spin watch (a work-item polling an atomic without end is a kernel_error
+// of kind no_progress, docs/debugging.md). Checked on CPU backends only.
 #if KI_GPU_PASS
 #define KI_DETAIL_RUNTIME_HAS(T, what) (void)where
 #else
-#define KI_DETAIL_RUNTIME_HAS(T, what) detail::cpu::check_atomic<T>(what, detail::type_name<T>(), where)
+#define KI_DETAIL_RUNTIME_HAS(T, what) detail::cpu::check_atomic<T>(what, detail::type_name<T>(), where, p)
 #endif
 
 template <detail::atomic_value T>

@@ -33,6 +33,8 @@ class kernel_error : public std::runtime_error {
                           ///< some work-items seeded and others drew unseeded (ki/rand.hpp)
     unsupported,          ///< an operation the device lacks (the oracle's profile: a 64-bit atomic
                           ///< without supports_atomics64, an atomic on double without supports_float64)
+    no_progress,          ///< a work-item spins: it polled an atomic, seeing the same value, many times
+                          ///< in a row with no sync point, waiting for what nothing that runs can do
   };
 
   kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where, const std::string& what)

@@ -108,6 +108,11 @@ struct backend {
   /// Checked-access mode only (kernels compiled with KI_CHECKED_ACCESS=1): the policy for writes
   /// of an unchanged value. Default: KI_REFERENCE_SAME_VALUE_WRITES = race | allowed, else race.
   ki::reference::same_value_writes same_value_writes = same_value_writes_from_environment();
+  /// Spin-waits (docs/debugging.md, "Spin-waits"): a work-item that performs this many atomic
+  /// operations in a row that all see the same value (on one atomic, or a few polled in turn),
+  /// with no sync point between, is reported as kernel_error::kind::no_progress, once nothing
+  /// else that runs can change the value. 0 means KI_REFERENCE_SPIN_LIMIT if set, else 1 << 20.
+  std::uint64_t spin_limit = 0;
 
   static queue_mode queue_mode_from_environment();
   static ki::reference::same_value_writes same_value_writes_from_environment();

@@ -21,8 +21,8 @@ enum class severity : std::uint8_t { warning, error };
 
 struct diagnostic {
   /// "data-race", "invalid-seed", "cannot-finish", "barrier-mismatch", "collective-mismatch",
-  /// "invalid-collective", "exception", "stack-overflow", "resource",
-  /// "unspecified-lane-read", "uninitialized-local-read".
+  /// "invalid-collective", "exception", "stack-overflow", "resource", "unsupported",
+  /// "no-progress", "unspecified-lane-read", "uninitialized-local-read".
   std::string kind;
   ki::reference::severity severity = ki::reference::severity::error;
   std::vector<std::string> where;      ///< the source locations involved ("file:line")

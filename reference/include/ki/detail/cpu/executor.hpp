@@ -8,8 +8,10 @@
 #include <ki/detail/private.hpp>
 // Host-only: device functions use it only in their !KI_GPU_PASS branch, and the reference
 // backend's host code includes it in every pass.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -184,6 +186,75 @@ inline constinit thread_local const group_state* current_group = nullptr;
 /// executor). Never null, so that the inline barrier tests nothing but the site.
 inline constinit thread_local barrier_ring* current_ring = &no_ring;
 
+/// The oracle's spin watch (docs/debugging.md, "Spin-waits"): what the running work-item's
+/// atomic operations saw, so that one polling an atomic without end is reported instead of
+/// hanging (work-items of a group switch only at sync points, so a work-item that waits in a
+/// loop for another one of its group, which has not run yet, would wait forever). Set by the
+/// reference backend while it runs a group (null elsewhere: nothing is watched).
+///
+/// An operation is a repeat when the same work-item, with no sync point since (the executor
+/// calls forget() at each one), finds at an address of `seen` the value it found there last;
+/// any other is a change (another value, an address not in `seen`, which then replaces the
+/// oldest entry), which starts the count again. When `repeats` reaches `next_check`, the
+/// executor's `stuck` decides.
+struct atomic_watch {
+  static constexpr std::size_t watched = 4;  ///< addresses polled in turn that count as one spin
+  struct seen_value {
+    const void* p;       ///< null: none
+    std::uint64_t bits;  ///< the value there before the last operation on it (its bytes)
+  };
+  seen_value seen[watched]{};        ///< the last addresses used
+  std::size_t oldest = 0;            ///< the entry a new address replaces
+  const item_state* item = nullptr;  ///< the work-item that used them
+  std::uint64_t repeats = 0;         ///< operations in a row that saw nothing change
+  std::uint64_t next_check = 0;      ///< `stuck` is called when repeats reaches it
+  std::uint64_t limit = 0;           ///< next_check after a change
+  bool stalled = false;              ///< (the executor's: cleared by a change)
+  /// The executor's part: report the work-item (throws, from inside it), or set next_check
+  /// later.
+  void (*stuck)(void* ctx, const void* p, const char* what, const source_location& where) = nullptr;
+  void* ctx = nullptr;
+
+  void forget() {
+    for (auto& e : seen) e.p = nullptr;
+  }
+  void changed() {
+    repeats = 1;
+    next_check = limit;
+    stalled = false;
+  }
+};
+inline constinit thread_local atomic_watch* current_watch = nullptr;
+
+/// Before the atomic operation `what` at `where` on *p: shows the watch the value there.
+template <class T>
+[[gnu::always_inline]] inline void watch_atomic(T* p, const char* what, const source_location& where) {
+  atomic_watch* w = current_watch;
+  if (w == nullptr) return;
+  const T v = std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  if (current != w->item) [[unlikely]] {
+    w->item = current;
+    w->forget();
+  }
+  atomic_watch::seen_value* const e = w->seen;
+  std::size_t k = 0;
+  while (k < atomic_watch::watched && e[k].p != p) ++k;
+  if (k == atomic_watch::watched) {  // a new address
+    e[w->oldest] = {p, bits};
+    w->oldest = (w->oldest + 1) % atomic_watch::watched;
+    return w->changed();
+  }
+  if (e[k].bits != bits) {
+    e[k].bits = bits;
+    return w->changed();
+  }
+  if (++w->repeats < w->next_check) [[likely]]
+    return;
+  w->stuck(w->ctx, p, what, where);
+}
+
 /// Set while a CPU backend runs a KA kernel's work-group (ki/ka/group.hpp): KernelInterface
 /// device functions are then a mix of the two layers, which the spec rules out.
 inline constinit thread_local bool ka_running = false;
@@ -250,8 +321,10 @@ inline executor& exec(const char* what, const source_location& where) {
   const source_location where{file, line, 0};
   outside_kernel(what, &where);
 }
+/// What every atomic operation checks on a CPU backend before it runs: that it runs in a
+/// kernel, the device's features for its type, and the spin watch.
 template <class T>
-inline void check_atomic(const char* what, const char* type, const source_location& where) {
+inline void check_atomic(const char* what, const char* type, const source_location& where, T* p) {
   // An atomic is a device function: on the host, outside any kernel, it is refused before it
   // touches memory (a KA kernel's work-items run with ka_running set and no KI work-item).
   if (current == nullptr && !ka_running) [[unlikely]]
@@ -262,6 +335,7 @@ inline void check_atomic(const char* what, const char* type, const source_locati
     if (std::is_same_v<T, double> && !current_features.float64) [[unlikely]]
       unsupported_atomic(what, type, true, where);
   }
+  watch_atomic(p, what, where);
 }
 
 }  // namespace ki::detail::cpu
