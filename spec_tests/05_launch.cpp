@@ -466,3 +466,46 @@ TEMPLATE_LIST_TEST_CASE("launch: each work-item gets its own copy of the kernel 
   ki_test::check_all(
       ki_test::read(b, out), [](i64 i) { return i % 2 == 0 ? 10 + i / 2 : 5 + 2 * (i / 2); }, "per-item copies");
 }
+
+// Issue "The oracle, exact", item 15: one portable type for "the kernel failed". A kernel's
+// failure surfaces at synchronize as a ki::device_error on every backend (ki::kernel_error on
+// the CPU backends, ki::cuda::error / ki::hip::error on GPUs), and the backend stays usable.
+namespace {
+struct writes_past_the_end {
+  KI_DEVICE void operator()(ki::span<int> a, bool fault) const {
+    const auto i = ki::get_global_id().x;
+    if (fault && i == 3) a[a.size() + i] = 1;  // out of bounds: a fault on every backend
+    else a[i] = 2;
+  }
+};
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("launch: a kernel's failure is a ki::device_error on every backend", "[launch]",
+                        ki_test::backends) {
+#if KI_TEST_BACKEND_CUDA
+  STATIC_REQUIRE(std::is_base_of_v<ki::device_error, ki::cuda::error>);
+  SKIP("not provoked on a GPU: an illegal address leaves the CUDA context unusable for the rest of the suite");
+#elif KI_TEST_BACKEND_HIP
+  STATIC_REQUIRE(std::is_base_of_v<ki::device_error, ki::hip::error>);
+  SKIP("not provoked on a GPU: an illegal address leaves the HIP context unusable for the rest of the suite");
+#else
+  STATIC_REQUIRE(std::is_base_of_v<ki::device_error, ki::kernel_error>);
+  const auto b = ki_test::make<TestType>();
+  auto a = ki::zeros<int>(b, 8);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, writes_past_the_end{}, a, true);
+  bool caught = false;
+  try {
+    ki::synchronize(b);
+  } catch (const ki::device_error& e) {
+    caught = true;
+    CHECK(dynamic_cast<const ki::kernel_error*>(&e) != nullptr);
+    CHECK(std::string(e.what()).find("out of bounds") != std::string::npos);
+  }
+  CHECK(caught);
+  // The backend stays usable: the next launch runs.
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, writes_past_the_end{}, a, false);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64) { return 2; }, "after the failed launch");
+#endif
+}

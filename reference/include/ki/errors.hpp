@@ -2,9 +2,14 @@
 //
 // - std::invalid_argument: the spec's ArgumentError (bad launch geometry, bad sizes, length
 //   mismatches), thrown on the host before any work runs; the message names the bad value.
-// - ki::kernel_error: a launch failed on the device side (an exception thrown by a work-item,
-//   an out-of-bounds access, a stack overflow, barrier divergence, a group that cannot finish).
-//   Launches are asynchronous, so it surfaces at ki::synchronize; the backend stays usable.
+// - ki::device_error: the portable base of "the device, or a kernel on it, failed", on every
+//   backend: catch it to handle a failed kernel the same way on the CPU and on a GPU.
+//   - ki::kernel_error (CPU backends): a launch failed on the device side (an exception thrown
+//     by a work-item, an out-of-bounds access, a stack overflow, barrier divergence, a group that
+//     cannot finish), with where it failed. Launches are asynchronous, so it surfaces at
+//     ki::synchronize; the backend stays usable.
+//   - ki::cuda::error, ki::hip::error (GPU backends): a runtime call failed; a kernel's fault
+//     (an illegal address, a trap) surfaces as one at the next synchronising call, naming it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -16,7 +21,13 @@
 
 namespace ki {
 
-class kernel_error : public std::runtime_error {
+/// The device, or a kernel running on it, failed (every backend's failures derive from it).
+class device_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class kernel_error : public device_error {
  public:
   enum class kind {
     exception,            ///< a work-item threw (including ki::span bounds errors)
@@ -38,7 +49,7 @@ class kernel_error : public std::runtime_error {
   };
 
   kernel_error(kind k, xyz<std::int64_t> group, xyz<std::int64_t> local, std::string where, const std::string& what)
-      : std::runtime_error(what), kind_(k), group_(group), local_(local), where_(std::move(where)) {}
+      : device_error(what), kind_(k), group_(group), local_(local), where_(std::move(where)) {}
 
   kind error_kind() const noexcept { return kind_; }
   /// The work-group, and the first work-item concerned (for group-wide errors, the first

@@ -9,13 +9,16 @@
 #include <string>
 #include <utility>
 
+#include <ki/errors.hpp>
+
 namespace ki::KI_OFFLOAD_NAMESPACE {
 
 /// A failed runtime call: what() is "ki::<backend>: <call> failed: <error name> (<description>)".
-class error : public std::runtime_error {
+/// A ki::device_error, as the CPU backends' ki::kernel_error: the portable catch.
+class error : public ki::device_error {
  public:
   error(const std::string& what, std::string call, int code)
-      : std::runtime_error(what), call_(std::move(call)), code_(code) {}
+      : ki::device_error(what), call_(std::move(call)), code_(code) {}
   /// The runtime call that failed (e.g. "cudaMalloc") and its error code.
   const std::string& call() const noexcept { return call_; }
   int code() const noexcept { return code_; }
