@@ -87,6 +87,10 @@ inline std::vector<std::pair<std::array<std::int64_t, 3>, int>> linear_shapes(st
     const auto& e = s.first;
     if (e[0] * e[1] * e[2] <= max_size && e[0] <= max_dims[0] && e[1] <= max_dims[1] && e[2] <= max_dims[2])
       fit.push_back(s);
+    else
+      ki_test::left_out("work-group " + ki_test::str(e) + " at W = " + std::to_string(w),
+                        "beyond this device's limits (max_work_group_size " + std::to_string(max_size) +
+                            ", max_work_group_dims " + ki_test::str(max_dims) + ")");
   }
   return fit;
 }
@@ -148,7 +152,11 @@ TEMPLATE_LIST_TEST_CASE("sub_group: guarantees of every layout, for every work-g
     if (w > 2) shapes.push_back({w - 1, 3, 1});
     for (const auto& shape : shapes) {
       const std::int64_t n = shape[0] * shape[1] * shape[2];
-      if (n > max_size || shape[0] > max_dims[0] || shape[1] > max_dims[1] || shape[2] > max_dims[2]) continue;
+      if (n > max_size || shape[0] > max_dims[0] || shape[1] > max_dims[1] || shape[2] > max_dims[2]) {
+        ki_test::left_out("work-group " + ki_test::str(shape) + " at W = " + std::to_string(w),
+                          "beyond this device's limits (" + ki_test::limits(b) + ")");
+        continue;
+      }
       KI_INFO("W = " << w << ", linear promise " << ki::supports_linear_subgroups(b) << ", work-group "
                      << ki_test::str(shape));
       const auto r = run(b, shape, 3, 2);

@@ -345,6 +345,34 @@ inline std::string str(const std::array<std::int64_t, 3>& v) {
   return os.str();
 }
 
+/// b's launch limits, for the message of a shape left out.
+template <class B>
+std::string limits(const B& b) {
+  return "max_work_group_size " + std::to_string(ki::max_work_group_size(b)) + ", max_work_group_dims " +
+         str(ki::max_work_group_dims(b)) + ", max_num_groups " + str(ki::max_num_groups(b));
+}
+
+/// Declares a shape (or case) a test leaves out and why: Catch2 prints the warning whether the
+/// test passes or not, so narrowing by a profile's limits is never silent. (A plain function,
+/// so that no Catch2 macro sits in the loops of the TEMPLATE_LIST_TEST_CASEs: nvcc's front end,
+/// backends.hpp's KI_INFO.)
+inline void left_out(const std::string& what, const std::string& why) { WARN("left out: " << what << ": " << why); }
+
+/// fits(b, groups, items), declaring the shape left out (left_out) where it does not fit.
+template <class B>
+bool fits_or_left_out(const B& b, const std::array<std::int64_t, 3>& groups, const std::array<std::int64_t, 3>& items) {
+  if (fits(b, groups, items)) return true;
+  left_out("numgroups " + str(groups) + ", workgroupsize " + str(items),
+           "beyond this device's limits (" + limits(b) + ")");
+  return false;
+}
+
+/// Skips the test (SKIP, with the reason) when none of its shapes could run on b: a test whose
+/// every case was left out has shown nothing and must not pass.
+inline void skip_if_none_ran(std::int64_t ran, const std::string& why) {
+  if (ran == 0) SKIP("no shape of this test fits: " + why);
+}
+
 /// Compares got[i] with expected(i) for every i; one Catch check for the whole range, whose
 /// message names the number of mismatches and the first few.
 template <class T, class Expected>
