@@ -283,17 +283,19 @@ TEMPLATE_LIST_TEST_CASE("launch: invalid geometry throws std::invalid_argument n
 }
 
 TEMPLATE_LIST_TEST_CASE("launch: more work-groups than the backend allows is an error", "[launch]", ki_test::backends) {
-  // "The number of work-groups is validated by the backend": some error, and nothing runs.
+  // "The number of work-groups is validated by the backend": every ki backend throws the
+  // ArgumentError of a bad launch (std::invalid_argument) naming the count, the dimension and
+  // its limit, before anything runs.
   const auto b = ki_test::make<TestType>();
   const auto maxg = ki::max_num_groups(b);
   auto flag = ki::zeros<int>(b, 1);
   const auto k = ki::kernel_function(b, mark{});
-  CHECK_THROWS_AS(
-      [&] {
-        k({.numgroups = {1, maxg[1] + 1}}, flag);
-        ki::synchronize(b);
-      }(),
-      std::exception);
+  const std::string msg = ki_test::thrown_message<std::invalid_argument>([&] {
+    k({.numgroups = {1, maxg[1] + 1}}, flag);
+    ki::synchronize(b);
+  });
+  CHECK_THAT(msg, ContainsSubstring(std::to_string(maxg[1] + 1) + " work-groups in dimension 1"));
+  CHECK_THAT(msg, ContainsSubstring("max_num_groups[1] = " + std::to_string(maxg[1])));
   ki::synchronize(b);
   CHECK(ki_test::read(b, flag)[0] == 0);
 }
