@@ -79,6 +79,8 @@ template <>
 struct config<ki::reference::backend> {
   using B = ki::reference::backend;
   static constexpr const char* name = "reference";
+  /// Whether backend values differ in configuration (so that same() can tell them apart).
+  static constexpr bool configurable = true;
   static bool available(std::string&) { return true; }
   /// The value the tests use: the device of KI_REFERENCE_PROFILE (default: the cuda preset), so
   /// that the whole suite can be run against any profile the oracle emulates.
@@ -196,9 +198,12 @@ template <>
 struct config<gpu::backend> {
   using B = gpu::backend;
   static constexpr const char* name = ki::backend_traits<B>::name;
+  /// A GPU backend value carries no configuration: configured() is make(), and same() cannot
+  /// fail, so the tests that compare backend values skip on GPUs (declared, with the reason).
+  static constexpr bool configurable = false;
   static bool available(std::string& why) { return gpu::available(&why); }
   static B make() { return B{}; }
-  static B configured() { return B{}; }  // a GPU backend value carries no configuration
+  static B configured() { return B{}; }
   static bool same(const B&, const B&) { return true; }
   static B multi_device() { return B{}; }                       // the machine's devices
   static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
@@ -236,6 +241,7 @@ template <>
 struct config<ki::simd_cpu::backend> {
   using B = ki::simd_cpu::backend;
   static constexpr const char* name = "simd_cpu";
+  static constexpr bool configurable = true;
   static bool available(std::string&) { return true; }
   static B make() { return B{}; }
   static B configured() { return B{.threads = 3, .stack_size = 192 * 1024, .sub_group_width = 16}; }
