@@ -12,6 +12,7 @@
 // the reference backend's delayed queues, which make a missing synchronize fail every time:
 // reference/tests/queues.cpp.
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -165,15 +166,22 @@ TEMPLATE_LIST_TEST_CASE("queues: wait_event orders work after another host threa
     auto d = ki::allocate<i64>(b, n);
     ki::synchronize(b);  // a's zeros are written before the other thread reads them
     std::optional<decltype(ki::record_event(b))> e;
+    std::promise<void> recorded, done;
+    // The other thread stays alive until we have read d (a thread's exit may drain its queue).
     std::thread t([&] {
       ki::launch(b, {.ndrange = n}, add_kernel{}, c, std::as_const(a), i64{5});
       e = ki::record_event(b);  // no synchronize on this thread
+      recorded.set_value();
+      done.get_future().wait();
     });
-    t.join();
+    recorded.get_future().wait();
     ki::wait_event(b, *e);
     ki::launch(b, {.ndrange = n}, add_kernel{}, d, std::as_const(c), i64{20});
+    const auto got = ki_test::read(b, d);
+    done.set_value();
+    t.join();
     ki_test::check_all(
-        ki_test::read(b, d), [](i64) { return 25; }, "after the other thread's launch");
+        got, [](i64) { return 25; }, "after the other thread's launch");
   }
 }
 
