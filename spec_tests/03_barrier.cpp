@@ -187,7 +187,7 @@ using namespace ki_spec_barrier;
 TEMPLATE_LIST_TEST_CASE("barrier: makes local memory writes visible to the group", "[barrier]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   for (i64 n : {1, 2, 31, 100, 256}) {
-    if (n > ki::max_work_group_size(b)) continue;
+    if (!ki_test::fits_or_left_out(b, {5, 1, 1}, {n, 1, 1})) continue;
     KI_INFO("work-group size " << n);
     const i64 groups = 5;
     auto out = ki_test::filled<i64>(b, groups * n, -1);
@@ -201,7 +201,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: makes local memory writes visible to the group
 TEMPLATE_LIST_TEST_CASE("barrier: makes global memory writes visible to the group", "[barrier]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   for (i64 n : {1, 3, 64, 250}) {
-    if (n > ki::max_work_group_size(b)) continue;
+    if (!ki_test::fits_or_left_out(b, {4, 1, 1}, {n, 1, 1})) continue;
     KI_INFO("work-group size " << n);
     const i64 groups = 4;
     auto scratch = ki::allocate<i64>(b, groups * n);
@@ -273,10 +273,12 @@ TEMPLATE_LIST_TEST_CASE("barrier: many barriers in a loop", "[barrier]", ki_test
 
 TEMPLATE_LIST_TEST_CASE("barrier: 2-D and 3-D work-groups", "[barrier]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
-  const std::vector<std::array<i64, 3>> shapes = {{16, 8, 1}, {5, 7, 3}, {4, 4, 4}, {8, 4, 2}, {1, 9, 2}, {32, 16, 1}};
+  // {16, 16, 1} and {4, 4, 16}: as many work-items as the strict profile allows (256).
+  const std::vector<std::array<i64, 3>> shapes = {{16, 8, 1}, {5, 7, 3},   {4, 4, 4},   {8, 4, 2},
+                                                  {1, 9, 2},  {32, 16, 1}, {16, 16, 1}, {4, 4, 16}};
   const std::array<i64, 3> groups{2, 3, 2};
   for (const auto& s : shapes) {
-    if (!ki_test::fits(b, groups, s)) continue;
+    if (!ki_test::fits_or_left_out(b, groups, s)) continue;
     KI_INFO("work-group " << ki_test::str(s));
     const i64 n = s[0] * s[1] * s[2];
     auto out = ki_test::filled<i64>(b, 12 * n, -1);

@@ -12,6 +12,8 @@
 // the reference backend's delayed queues, which make a missing synchronize fail every time:
 // reference/tests/queues.cpp.
 #include <cstdint>
+#include <future>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -32,6 +34,22 @@ struct add_kernel {
     if (i < out.size()) out[i] = in[i] + add;
   }
 };
+
+/// b, and on the reference backend also b with delayed queues: there queued work runs only when
+/// the host or a waiting queue needs it, so an ordering rule that does nothing (a no-op
+/// wait_event or record_event) leaves the work unrun and the test reads stale data.
+template <class B>
+std::vector<B> ordering_modes(const B& b) {
+  std::vector<B> v{b};
+#if KI_TEST_BACKEND_REFERENCE
+  if constexpr (std::is_same_v<B, ki::reference::backend>) {
+    B d = b;
+    d.queue = ki::reference::queue_mode::delayed;
+    v.push_back(d);
+  }
+#endif
+  return v;
+}
 
 /// Restores the calling thread's active device when a test ends, whatever happens.
 template <class B>
@@ -92,29 +110,33 @@ TEMPLATE_LIST_TEST_CASE("devices: device(b, array) is the owning device, whichev
 
 TEMPLATE_LIST_TEST_CASE("queues: wait_event orders work on another device after the recorded work", "[devices]",
                         ki_test::backends) {
-  const auto b = ki_test::make_multi_device<TestType>();
-  const device_guard<TestType> guard{b};
-  const i64 n = 1000;
-  std::vector<i64> h(static_cast<std::size_t>(n));
-  for (i64 i = 0; i < n; ++i) h[static_cast<std::size_t>(i)] = 7 * i - 3;
-  ki::set_device(b, 0);
-  auto in0 = ki::allocate<i64>(b, n);
-  auto out0 = ki::allocate<i64>(b, n);
-  ki::copyto(b, in0, h);
-  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add_kernel{}, out0, std::as_const(in0), i64{10});
-  const auto e = ki::record_event(b);  // captures the copy and the launch on device 0
-  ki::set_device(b, 1);
-  auto in1 = ki::allocate<i64>(b, n);
-  auto out1 = ki::allocate<i64>(b, n);
-  ki::wait_event(b, e);  // device 1's later work runs after device 0's
-  ki::copyto(b, in1, out0);
-  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add_kernel{}, out1, std::as_const(in1), i64{100});
-  std::vector<i64> back(static_cast<std::size_t>(n), 0);
-  ki::copyto(b, back, out1);
-  ki::synchronize(b);
-  for (i64 i = 0; i < n; ++i) CHECK(back[static_cast<std::size_t>(i)] == 7 * i - 3 + 110);
-  ki::set_device(b, 0);
-  ki::synchronize(b);
+  const auto base = ki_test::make_multi_device<TestType>();
+  const device_guard<TestType> guard{base};
+  for (const auto& b : ordering_modes(base)) {
+    KI_INFO(ki_test::config<TestType>::describe(b));
+    const i64 n = 1000;
+    std::vector<i64> h(static_cast<std::size_t>(n));
+    for (i64 i = 0; i < n; ++i) h[static_cast<std::size_t>(i)] = 7 * i - 3;
+    ki::set_device(b, 0);
+    auto in0 = ki::allocate<i64>(b, n);
+    auto out0 = ki::allocate<i64>(b, n);
+    ki::copyto(b, in0, h);
+    ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add_kernel{}, out0, std::as_const(in0), i64{10});
+    const auto e = ki::record_event(b);  // captures the copy and the launch on device 0
+    ki::set_device(b, 1);
+    auto in1 = ki::allocate<i64>(b, n);
+    auto out1 = ki::allocate<i64>(b, n);
+    ki::wait_event(b, e);  // device 1's later work runs after device 0's
+    ki::copyto(b, in1, out0);
+    ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add_kernel{}, out1, std::as_const(in1), i64{100});
+    std::vector<i64> back(static_cast<std::size_t>(n), 0);
+    ki::copyto(b, back, out1);
+    ki::synchronize(b);
+    ki_test::check_all(
+        back, [](i64 i) { return 7 * i - 3 + 110; }, "device 1's result");
+    ki::set_device(b, 0);
+    ki::synchronize(b);
+  }
 }
 
 TEMPLATE_LIST_TEST_CASE("queues: an event of the same queue and synchronize", "[devices]", ki_test::backends) {
@@ -128,6 +150,39 @@ TEMPLATE_LIST_TEST_CASE("queues: an event of the same queue and synchronize", "[
   const auto e2 = e;     // events are copyable handles
   ki::wait_event(b, e2);
   CHECK(ki_test::read(b, c) == std::vector<i64>(static_cast<std::size_t>(n), 5));
+}
+
+TEMPLATE_LIST_TEST_CASE("queues: wait_event orders work after another host thread's recorded work", "[devices]",
+                        ki_test::backends) {
+  // Queues are per host thread: an event recorded by another thread is the only ordering
+  // between its queue and ours. (In the delayed mode of ordering_modes the other thread's
+  // launch runs only because our queue waits for its event.)
+  const auto base = ki_test::make<TestType>();
+  for (const auto& b : ordering_modes(base)) {
+    KI_INFO(ki_test::config<TestType>::describe(b));
+    const i64 n = 500;
+    auto a = ki::zeros<i64>(b, n);
+    auto c = ki::allocate<i64>(b, n);
+    auto d = ki::allocate<i64>(b, n);
+    ki::synchronize(b);  // a's zeros are written before the other thread reads them
+    std::optional<decltype(ki::record_event(b))> e;
+    std::promise<void> recorded, done;
+    // The other thread stays alive until we have read d (a thread's exit may drain its queue).
+    std::thread t([&] {
+      ki::launch(b, {.ndrange = n}, add_kernel{}, c, std::as_const(a), i64{5});
+      e = ki::record_event(b);  // no synchronize on this thread
+      recorded.set_value();
+      done.get_future().wait();
+    });
+    recorded.get_future().wait();
+    ki::wait_event(b, *e);
+    ki::launch(b, {.ndrange = n}, add_kernel{}, d, std::as_const(c), i64{20});
+    const auto got = ki_test::read(b, d);
+    done.set_value();
+    t.join();
+    ki_test::check_all(
+        got, [](i64) { return 25; }, "after the other thread's launch");
+  }
 }
 
 TEMPLATE_LIST_TEST_CASE("queues: set_priority accepts high, normal and low, and rejects anything else", "[devices]",
@@ -185,7 +240,21 @@ TEMPLATE_LIST_TEST_CASE("devices: functional, versioninfo and multiprocessor_cou
   std::ostringstream os;
   ki::versioninfo(os, b);
   CHECK_THAT(os.str(), ContainsSubstring(ki::backend_traits<TestType>::name));
-  CHECK(ki::multiprocessor_count(b) >= 0);
+  // "The number of multiprocessors ..., or 0 if unknown": a GPU knows its SMs / CUs; the CPU
+  // backends count the host threads they run work-groups on, so a value configured with
+  // threads = 3 (config<B>::configured()) has 3, and the oracle reports a profile's own count.
+#if KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP
+  CHECK(ki::multiprocessor_count(b) > 0);
+#else
+  CHECK(ki::multiprocessor_count(ki_test::config<TestType>::configured()) == 3);
+#endif
+#if KI_TEST_BACKEND_REFERENCE
+  if constexpr (std::is_same_v<TestType, ki::reference::backend>) {
+    auto p = b;
+    p.device.multiprocessor_count = 5;
+    CHECK(ki::multiprocessor_count(p) == 5);
+  }
+#endif
 }
 
 }  // namespace ki_spec_devices

@@ -79,6 +79,8 @@ template <>
 struct config<ki::reference::backend> {
   using B = ki::reference::backend;
   static constexpr const char* name = "reference";
+  /// Whether backend values differ in configuration (so that same() can tell them apart).
+  static constexpr bool configurable = true;
   static bool available(std::string&) { return true; }
   /// The value the tests use: the device of KI_REFERENCE_PROFILE (default: the cuda preset), so
   /// that the whole suite can be run against any profile the oracle emulates.
@@ -196,9 +198,12 @@ template <>
 struct config<gpu::backend> {
   using B = gpu::backend;
   static constexpr const char* name = ki::backend_traits<B>::name;
+  /// A GPU backend value carries no configuration: configured() is make(), and same() cannot
+  /// fail, so the tests that compare backend values skip on GPUs (declared, with the reason).
+  static constexpr bool configurable = false;
   static bool available(std::string& why) { return gpu::available(&why); }
   static B make() { return B{}; }
-  static B configured() { return B{}; }  // a GPU backend value carries no configuration
+  static B configured() { return B{}; }
   static bool same(const B&, const B&) { return true; }
   static B multi_device() { return B{}; }                       // the machine's devices
   static std::vector<B> sub_group_variants() { return {B{}}; }  // the hardware's width only
@@ -236,6 +241,7 @@ template <>
 struct config<ki::simd_cpu::backend> {
   using B = ki::simd_cpu::backend;
   static constexpr const char* name = "simd_cpu";
+  static constexpr bool configurable = true;
   static bool available(std::string&) { return true; }
   static B make() { return B{}; }
   static B configured() { return B{.threads = 3, .stack_size = 192 * 1024, .sub_group_width = 16}; }
@@ -343,6 +349,34 @@ inline std::string str(const std::array<std::int64_t, 3>& v) {
   std::ostringstream os;  // (not "(" + std::to_string(...): GCC 12 warns falsely there, -Wrestrict)
   os << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
   return os.str();
+}
+
+/// b's launch limits, for the message of a shape left out.
+template <class B>
+std::string limits(const B& b) {
+  return "max_work_group_size " + std::to_string(ki::max_work_group_size(b)) + ", max_work_group_dims " +
+         str(ki::max_work_group_dims(b)) + ", max_num_groups " + str(ki::max_num_groups(b));
+}
+
+/// Declares a shape (or case) a test leaves out and why: Catch2 prints the warning whether the
+/// test passes or not, so narrowing by a profile's limits is never silent. (A plain function,
+/// so that no Catch2 macro sits in the loops of the TEMPLATE_LIST_TEST_CASEs: nvcc's front end,
+/// backends.hpp's KI_INFO.)
+inline void left_out(const std::string& what, const std::string& why) { WARN("left out: " << what << ": " << why); }
+
+/// fits(b, groups, items), declaring the shape left out (left_out) where it does not fit.
+template <class B>
+bool fits_or_left_out(const B& b, const std::array<std::int64_t, 3>& groups, const std::array<std::int64_t, 3>& items) {
+  if (fits(b, groups, items)) return true;
+  left_out("numgroups " + str(groups) + ", workgroupsize " + str(items),
+           "beyond this device's limits (" + limits(b) + ")");
+  return false;
+}
+
+/// Skips the test (SKIP, with the reason) when none of its shapes could run on b: a test whose
+/// every case was left out has shown nothing and must not pass.
+inline void skip_if_none_ran(std::int64_t ran, const std::string& why) {
+  if (ran == 0) SKIP("no shape of this test fits: " + why);
 }
 
 /// Compares got[i] with expected(i) for every i; one Catch check for the whole range, whose

@@ -83,7 +83,7 @@ inline std::string str(const shape& s) {
 /// multiple of W (the linear promise covers them) and is not (it does not). Those beyond b's
 /// limits or `max_items` are left out.
 template <class B>
-std::vector<shape> shapes(const B& b, i64 max_items = 256) {
+std::vector<shape> shapes(const B& b, i64 max_items = 512) {
   const i64 w = ki::sub_group_size(b);
   std::vector<shape> all = {
       {{1, 1, 1}, 1, 2},         {{w, 1, 1}, 1, 2}, {{w + 1, 1, 1}, 1, 2}, {{3 * w, 1, 1}, 1, 2},
@@ -92,8 +92,12 @@ std::vector<shape> shapes(const B& b, i64 max_items = 256) {
   };
   if (w > 2) all.push_back({{w - 1, 1, 1}, 1, 3});
   std::vector<shape> fit;
-  for (const auto& s : all)
-    if (s.items() <= max_items && fits(b, {s.groups, 1, 1}, s.e)) fit.push_back(s);
+  for (const auto& s : all) {
+    if (s.items() > max_items)
+      left_out(str(s) + " at W = " + std::to_string(w),
+               "more work-items than the test's bound (" + std::to_string(max_items) + ")");
+    else if (fits_or_left_out(b, {s.groups, 1, 1}, s.e)) fit.push_back(s);
+  }
   return fit;
 }
 
