@@ -841,8 +841,9 @@ class summary_reporter : public summary_reporter_base {
     const auto row = [&](const std::string& what, const std::string& suffix, const std::string& simd_key,
                          const std::string& plain_key, const std::string& ref_key, const char* counter, double scale,
                          const char* unit) {
-      const auto s = rate(simd_key + suffix, counter, scale), p = rate(plain_key + suffix, counter, scale),
-                 r = ref_key.empty() ? std::nullopt : rate(ref_key + suffix, counter, scale);
+      const auto s = rate(simd_key + suffix, counter, scale), p = rate(plain_key + suffix, counter, scale);
+      std::optional<double> r;  // (assigned, not a ternary with nullopt: GCC 12 warns maybe-uninitialized there)
+      if (!ref_key.empty()) r = rate(ref_key + suffix, counter, scale);
       if (!s && !p) return;
       print("  %-34s", what.c_str());
       if (s) print(" simd_cpu %9.3f", *s);
