@@ -94,6 +94,7 @@ launch_result execute(const launch_desc& queued) {
   std::optional<group_failure> first;
   warning_log log;
   global_log globals;
+  globals.limit = static_cast<std::size_t>(runner_detail::resolve_checked_elements(*d.b));
   if (threads == 1 || ngroups == 1) {
     // Deterministic: groups one after another; exploring, in reverse or a random order.
     group_runner& r = runner_for(*d.b);
@@ -140,7 +141,7 @@ launch_result execute(const launch_desc& queued) {
     if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
     else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
   }
-  if (!first) first = inter_group_race(d.kernel_name, globals.accesses);
+  if (!first) first = inter_group_race(d.kernel_name, globals);
 
   launch_result result;
   report rep;

@@ -66,6 +66,10 @@ inline std::size_t resolve_stack_size(const backend& b) {
   return b.stack_size != 0 ? b.stack_size : from_env;
 }
 
+inline std::uint64_t resolve_checked_elements(const backend& b) {
+  static const std::uint64_t from_env = env_size("KI_REFERENCE_CHECKED_ELEMENTS", std::size_t{1} << 24);
+  return b.checked_elements != 0 ? b.checked_elements : from_env;
+}
 inline std::uint64_t resolve_spin_limit(const backend& b) {
   static const std::uint64_t from_env = env_size("KI_REFERENCE_SPIN_LIMIT", std::size_t{1} << 20);
   return b.spin_limit != 0 ? b.spin_limit : from_env;

@@ -217,55 +217,76 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
   }
   if (!group_globals_.empty()) {
     std::lock_guard lock(globals.m);
-    for (const auto& [addr, a] : group_globals_) globals.accesses.push_back(a);
+    for (const auto& [addr, a] : group_globals_)
+      if (!globals.merge(a)) {
+        const std::string msg =
+            "ki::reference: kernel '" + std::string(kernel_name) + "': checked-access mode would need more than " +
+            std::to_string(globals.limit) +
+            " records of elements of global memory to find races between the launch's work-groups "
+            "(about " +
+            std::to_string(sizeof(global_element) + 4 * sizeof(void*)) +
+            " bytes each; the limit is ki::reference::backend::checked_elements or KI_REFERENCE_CHECKED_ELEMENTS): "
+            "check a smaller launch, or raise the limit";
+        group_globals_.clear();
+        return group_failure{kernel_error(kernel_error::kind::resource, group_id_, {0, 0, 0}, "", msg)};
+      }
   }
   return std::nullopt;
 }
 
-std::optional<group_failure> inter_group_race(const char* kernel_name, std::vector<global_access>& acc) {
-  if (acc.empty()) return std::nullopt;
-  std::sort(acc.begin(), acc.end(), [](const global_access& a, const global_access& b) {
-    return a.addr != b.addr ? std::less<const void*>()(a.addr, b.addr) : a.group < b.group;
-  });
-  std::optional<group_failure> found;
-  for (std::size_t i = 0; i < acc.size();) {
-    std::size_t j = i;
-    while (j < acc.size() && acc[j].addr == acc[i].addr) ++j;
-    // [i, j): one entry per group, in group order. A race: a writer and any other group.
-    const global_access* w = nullptr;
-    for (std::size_t k = i; k < j && !w; ++k)
-      if (acc[k].wrote) w = &acc[k];
-    if (w != nullptr && j - i > 1) {
-      const global_access& o = acc[i].group != w->group ? acc[i] : acc[i + 1];
-      const global_access& a = o.group < w->group ? o : *w;  // in group order
-      const global_access& b = o.group < w->group ? *w : o;
-      if (!found) {
-        const std::string inst =
-            std::string(o.wrote ? "write-write" : "read-write") + " race between work-groups on element " +
-            std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
-            to_string(a.local_id) + " of work-group " + to_string(a.group_id) + (a.wrote ? " wrote" : " read") +
-            " it at " + to_string(a.where) + ", work-item " + to_string(b.local_id) + " of work-group " +
-            to_string(b.group_id) + (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where);
-        const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
-                                " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
-        found =
-            group_failure{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
-                          0,
-                          {inst},
-                          {to_string(a.where)}};
-        if (to_string(b.where) != to_string(a.where)) found->where.push_back(to_string(b.where));
-      }
-      ++found->count;
+bool global_log::merge(const global_access& a) {
+  auto it = elements.find(a.addr);
+  if (it == elements.end()) {
+    if (limit != 0 && elements.size() >= limit) {
+      overflowed = true;
+      return false;
     }
-    i = j;
+    global_access none = a;
+    none.group = -1;
+    it = elements.emplace(a.addr, global_element{{a, none}, none}).first;
+    if (a.wrote) it->second.writer = a;
+    return true;
   }
-  if (found && found->count > 1) {
-    std::string m = found->error.what();
-    const auto cut = m.rfind(" (nothing orders");
-    m.insert(cut, " (and " + std::to_string(found->count - 1) + " more elements)");
-    found->error =
-        kernel_error(found->error.error_kind(), found->error.group(), found->error.local(), found->error.where(), m);
+  global_element& e = it->second;
+  // (each group merges an element once: its record says whether it ever wrote it)
+  if (a.group < e.lo[0].group) {
+    e.lo[1] = e.lo[0];
+    e.lo[0] = a;
+  } else if (a.group != e.lo[0].group && (e.lo[1].group < 0 || a.group < e.lo[1].group)) {
+    e.lo[1] = a;
   }
+  if (a.wrote && (e.writer.group < 0 || a.group < e.writer.group)) e.writer = a;
+  return true;
+}
+
+std::optional<group_failure> inter_group_race(const char* kernel_name, const global_log& log) {
+  // The racy elements: some group wrote, two groups touched. Reported: the lowest address.
+  const global_element* first = nullptr;
+  const void* first_addr = nullptr;
+  std::int64_t count = 0;
+  for (const auto& [addr, e] : log.elements)
+    if (e.writer.group >= 0 && e.lo[1].group >= 0) {
+      ++count;
+      if (first == nullptr || std::less<const void*>()(addr, first_addr)) first = &e, first_addr = addr;
+    }
+  if (first == nullptr) return std::nullopt;
+  const global_access& w = first->writer;
+  const global_access& o = first->lo[0].group != w.group ? first->lo[0] : first->lo[1];
+  const global_access& a = o.group < w.group ? o : w;  // in group order
+  const global_access& b = o.group < w.group ? w : o;
+  const std::string inst = std::string(o.wrote ? "write-write" : "read-write") +
+                           " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
+                           std::to_string(a.count) + " elements: work-item " + to_string(a.local_id) +
+                           " of work-group " + to_string(a.group_id) + (a.wrote ? " wrote" : " read") + " it at " +
+                           to_string(a.where) + ", work-item " + to_string(b.local_id) + " of work-group " +
+                           to_string(b.group_id) + (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where);
+  const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
+                          " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+  group_failure found{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
+                      count,
+                      {inst},
+                      {to_string(a.where)}};
+  if (to_string(b.where) != to_string(a.where)) found.where.push_back(to_string(b.where));
   return found;
 }
 

@@ -64,9 +64,25 @@ struct global_access {
   source_location where;
   std::int64_t count, index;
 };
+/// What deciding races between work-groups needs of one element of global memory: the accesses
+/// of the two lowest groups that touched it and of the lowest that wrote it (group -1: none).
+/// A race iff some group wrote it and two groups touched it; the pair reported is the lowest
+/// writer and the lowest other group, whatever order the groups ended in.
+struct global_element {
+  global_access lo[2];
+  global_access writer;
+};
+/// The launch's record for races between work-groups: one entry per element of global memory
+/// the launch touched (groups merge theirs as they end), so its size is bounded by the elements
+/// touched, not by groups x elements. At most `limit` entries: beyond, the launch fails with a
+/// `resource` error that says so, instead of exhausting memory.
 struct global_log {
   std::mutex m;
-  std::vector<global_access> accesses;
+  std::unordered_map<const void*, global_element> elements;
+  std::size_t limit = 0;  ///< 0: no limit
+  bool overflowed = false;
+  /// One group's access to an element (its first, or its first write). false: over the limit.
+  bool merge(const global_access& a);
 };
 
 /// A race as the trace hook sees it: the first access (a), then the second (b).
@@ -206,6 +222,6 @@ class race_detector final : public ki::detail::checked::recorder {
 
 /// Races between work-groups on global memory (nothing orders the work-groups of a launch):
 /// the first element (by address) that two groups access, one writing.
-std::optional<group_failure> inter_group_race(const char* kernel_name, std::vector<global_access>& acc);
+std::optional<group_failure> inter_group_race(const char* kernel_name, const global_log& log);
 
 }  // namespace ki::reference::detail

@@ -438,3 +438,67 @@ TEST_CASE("checked: KA work-groups race on global memory one of them writes", "[
     }
   }
 }
+
+// Issue "The oracle, exact", item 9: what checked-access mode keeps for races between
+// work-groups is bounded by the elements a launch touches (not groups x elements), a launch
+// beyond the limit fails with a resource error that says so, running out of memory is a
+// kernel_error too, and the backend stays usable after each.
+namespace {
+struct read_all {  // every work-item of every group reads all of `in` and writes its own element
+  void operator()(ki::span<i64> out, ki::span<const i64> in) const {
+    i64 s = 0;
+    for (i64 k = 0; k < in.size(); ++k) s += in[k];
+    out[ki::get_global_id().x] = s;
+  }
+};
+struct allocates_too_much {
+  void operator()(ki::span<i64> out) const {
+    if (ki::get_global_id().x == 5) throw std::bad_alloc();  // (what an exhausted allocation throws)
+    out[ki::get_global_id().x] = 1;
+  }
+};
+}  // namespace
+
+TEST_CASE("checked: the record of global accesses is bounded by the elements touched", "[oracle][checked]") {
+  ki::reference::backend b = backend_for("cuda");
+  // 64 groups x 4 work-items each read 1024 elements: 65536 (group, element) pairs, but only
+  // 1024 + 256 elements. A limit of 2000 elements holds it.
+  b.checked_elements = 2000;
+  auto in = ki::zeros<i64>(b, 1024);
+  auto out = ki::zeros<i64>(b, 256);
+  ki::launch(b, {.numgroups = 64, .workgroupsize = 4}, read_all{}, out, in);
+  CHECK_NOTHROW(ki::synchronize(b));
+  // Beyond the limit: a resource error naming it, and the backend stays usable.
+  b.checked_elements = 1000;
+  ki::launch(b, {.numgroups = 64, .workgroupsize = 4}, read_all{}, out, in);
+  try {
+    ki::synchronize(b);
+    FAIL("no error beyond the limit");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == kind::resource);
+    const std::string m = e.what();
+    CHECK(m.find("more than 1000 records") != std::string::npos);
+    CHECK(m.find("checked_elements") != std::string::npos);
+  }
+  b.checked_elements = 0;  // (KI_REFERENCE_CHECKED_ELEMENTS, else 1 << 24)
+  ki::launch(b, {.numgroups = 64, .workgroupsize = 4}, read_all{}, out, in);
+  CHECK_NOTHROW(ki::synchronize(b));
+}
+
+TEST_CASE("checked: running out of memory in a kernel is a resource error, and the backend stays usable",
+          "[oracle][checked]") {
+  const auto b = backend_for("cuda");
+  auto out = ki::zeros<i64>(b, 64);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 64}, allocates_too_much{}, out);
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == kind::resource);
+    CHECK(e.local().x == 5);
+    CHECK(std::string(e.what()).find("ran out of memory") != std::string::npos);
+  }
+  auto in = ki::zeros<i64>(b, 16);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 64}, read_all{}, out, in);
+  CHECK_NOTHROW(ki::synchronize(b));
+}

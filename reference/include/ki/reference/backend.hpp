@@ -113,6 +113,11 @@ struct backend {
   /// with no sync point between, is reported as kernel_error::kind::no_progress, once nothing
   /// else that runs can change the value. 0 means KI_REFERENCE_SPIN_LIMIT if set, else 1 << 20.
   std::uint64_t spin_limit = 0;
+  /// Checked-access mode only: the most elements of global memory one launch may touch (its
+  /// record for races between work-groups keeps one entry, a few hundred bytes, per element);
+  /// beyond, the launch fails with a `resource` error naming the limit, instead of exhausting
+  /// memory. 0 means KI_REFERENCE_CHECKED_ELEMENTS if set, else 1 << 24.
+  std::uint64_t checked_elements = 0;
 
   static queue_mode queue_mode_from_environment();
   static ki::reference::same_value_writes same_value_writes_from_environment();

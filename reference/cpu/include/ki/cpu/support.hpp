@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,10 @@ inline item_failure current_failure() {
     return {kernel_error::kind::unsupported, u.what(), false, -1, u.where};
   } catch (const out_of_bounds& o) {  // names the access's line: where() is that line
     return {kernel_error::kind::exception, std::string("failed a bounds check: ") + o.what(), false, -1, o.where};
+  } catch (const std::bad_alloc&) {  // the kernel's own allocation, or an oracle's records of it
+    return {kernel_error::kind::resource,
+            "ran out of memory (std::bad_alloc) in an allocation of its own or of the backend's records of it "
+            "(checked-access mode keeps records per element touched: docs/debugging.md, \"What the checks cost\")"};
   } catch (const std::exception& e) {
     return {kernel_error::kind::exception, std::string("threw ") + e.what()};
   } catch (...) {
