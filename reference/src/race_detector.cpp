@@ -1,6 +1,8 @@
 // The oracle's checked-access mode: race detection (race_detector.hpp says how it works).
 #include "race_detector.hpp"
 
+#include <new>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -217,8 +219,20 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
   }
   if (!group_globals_.empty()) {
     std::lock_guard lock(globals.m);
-    for (const auto& [addr, a] : group_globals_)
-      if (!globals.merge(a)) {
+    for (const auto& [addr, a] : group_globals_) {
+      bool merged = false;
+      try {
+        merged = globals.merge(a);
+      } catch (const std::bad_alloc&) {  // (on the runner's own stack: not a work-item's failure)
+        group_globals_.clear();
+        return group_failure{kernel_error(kernel_error::kind::resource, group_id_, {0, 0, 0}, "",
+                                          "ki::reference: kernel '" + std::string(kernel_name) +
+                                              "': checked-access mode ran out of memory recording the launch's "
+                                              "accesses of global memory (" +
+                                              std::to_string(globals.elements.size()) +
+                                              " elements so far): check a smaller launch")};
+      }
+      if (!merged) {
         const std::string msg =
             "ki::reference: kernel '" + std::string(kernel_name) + "': checked-access mode would need more than " +
             std::to_string(globals.limit) +
@@ -230,6 +244,7 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
         group_globals_.clear();
         return group_failure{kernel_error(kernel_error::kind::resource, group_id_, {0, 0, 0}, "", msg)};
       }
+    }
   }
   return std::nullopt;
 }
