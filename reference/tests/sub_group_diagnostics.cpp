@@ -49,6 +49,10 @@ struct plus {
 struct max_op {
   i64 operator()(i64 x, i64 y) const { return x < y ? y : x; }
 };
+struct add_k {  // an operator with state: the same type, another k, is another operator
+  i64 k;
+  i64 operator()(i64 x, i64 y) const { return x + y + k; }
+};
 
 // --- unspecified reads ------------------------------------------------------------------------
 
@@ -203,13 +207,20 @@ struct disagreeing {
       const auto at = ki::source_location::current();
       r = low ? ki::sub_group_reduce(plus{}, l, at) : ki::sub_group_reduce(max_op{}, l, at);
     }
+    if (what == 9) r = ki::sub_group_reduce(add_k{low ? 0 : 1}, l);
+    if (what == 10) r = ki::sub_group_reduce(add_k{2}, l);  // (the same state: no error)
+    if (what == 11) {  // a closure capturing by reference: its state is not compared (no error)
+      const i64 k = 0;
+      r = ki::sub_group_reduce([&](i64 x, i64 y) { return x + y + k; }, l);
+    }
     out[l] = r;
   }
 };
 // clang-format on
 /// The lines of cases 5-8 of disagreeing, counted from its base like the others.
 constexpr unsigned line_up = disagreeing::base + 17, line_down_w = disagreeing::base + 18,
-                   line_xor_w = disagreeing::base + 19, line_op = disagreeing::base + 21;
+                   line_xor_w = disagreeing::base + 19, line_op = disagreeing::base + 21,
+                   line_op_state = disagreeing::base + 24;
 
 /// A struct with padding, whose init values differ in a field (an error) or only in the
 /// padding bytes (the same value: no error).
@@ -444,6 +455,9 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
       {8, line_op,
        "sub_group_reduce at " + this_file.loc(line_op) +
            ": operator differs: lane 0 passes plus, lane 4 passes max_op"},
+      {9, line_op_state,
+       "sub_group_reduce at " + this_file.loc(line_op_state) +
+           ": operator differs (the same type, another state): lane 0 passes one add_k, lane 4 another"},
   };
   for (const auto& c : cases) {
     INFO("case " << c.what);
@@ -458,6 +472,13 @@ TEST_CASE("participants that disagree: collective_mismatch names both lanes and 
   // The lane of shfl may differ: no error.
   ki::launch(b, {.numgroups = 1, .workgroupsize = 16}, divergent_shuffle{16}, out);
   ki::synchronize(b);
+  // Operators of one type and one state, and closures (whose by-reference captures differ per
+  // work-item): no error.
+  for (const int what : {10, 11}) {
+    INFO("case " << what);
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 16}, disagreeing{what}, out);
+    CHECK_NOTHROW(ki::synchronize(b));
+  }
   // With partitionable sub-groups (cuda preset) each segment synchronises on its own, and the
   // widths are compared call site by call site: lane 4 passes another width than lane 0 did
   // (not "items 4-7 wait", the deadlock the segments would otherwise end in).

@@ -37,7 +37,7 @@ namespace {
 
 /// How a participant differs from the first one, in the order the messages report it: call
 /// site (function and source location), width, offset or mask, value type, operator, init.
-enum class call_difference : std::uint8_t { none, site, width, arg, type, op, init };
+enum class call_difference : std::uint8_t { none, site, width, arg, type, op, op_state, init };
 
 call_difference first_difference(const collective& c, const collective& first) {
   if (c.kind != first.kind || !same_point(c.where, first.where)) return call_difference::site;
@@ -46,6 +46,7 @@ call_difference first_difference(const collective& c, const collective& first) {
   if (c.size != first.size || (c.type_name != first.type_name && std::strcmp(c.type_name, first.type_name) != 0))
     return call_difference::type;
   if (c.combine != first.combine) return call_difference::op;
+  if (c.same_op != nullptr && !c.same_op(c.op, first.op)) return call_difference::op_state;
   if (c.init != nullptr && !c.same_init(c.init, first.init)) return call_difference::init;
   return call_difference::none;
 }
@@ -97,6 +98,9 @@ std::string check_agreement(const scope& s, i64* differing) {
       case call_difference::op:
         return lanes(at + ": operator differs", "passes " + readable_type_name(first->op_name),
                      "passes " + readable_type_name(c->op_name));
+      case call_difference::op_state:
+        return lanes(at + ": operator differs (the same type, another state)",
+                     "passes one " + readable_type_name(first->op_name), "another");
       case call_difference::init:
         return lanes(at + ": init differs (it must be the same for the work-items of a segment)", "passes one value",
                      "another");

@@ -169,6 +169,23 @@ bool same_value(const void* a, const void* b) {
   }
 }
 
+/// Whether two operators of type Op passed by different work-items have the same state: empty
+/// ones always; with an operator== by it; an aggregate (a plain struct of values) by its value.
+/// Anything else (a closure: its by-reference captures differ per work-item even when its
+/// behaviour does not) is not compared.
+template <class Op>
+bool same_op(const void* a, const void* b) {
+  if constexpr (std::is_empty_v<Op>) {
+    return true;
+  } else if constexpr (std::equality_comparable<Op>) {
+    return *static_cast<const Op*>(a) == *static_cast<const Op*>(b);
+  } else if constexpr (std::is_aggregate_v<Op> && std::is_trivially_copyable_v<Op>) {
+    return same_value<Op>(a, b);
+  } else {
+    return true;
+  }
+}
+
 template <class T, class I>
 inline T shuffle(cpu::collective_kind k, const T& v, I arg, width_arg width, const source_location& where) {
   alignas(T) unsigned char out[sizeof(T)];
@@ -224,6 +241,7 @@ inline T fold(cpu::collective_kind k, const Op& op, const T& v, const T* init, w
   c.same_init = &same_value<T>;
   c.type_name = type_name<T>();  // not typeid: typeid(_Float16) does not link with GCC 12
   c.op_name = type_name<Op>();
+  c.same_op = &same_op<Op>;
   run(c);
   return *std::launder(reinterpret_cast<T*>(out));
 }

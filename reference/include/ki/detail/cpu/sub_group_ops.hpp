@@ -69,6 +69,8 @@ struct collective {
   bool (*same_init)(const void* a, const void* b) = nullptr;
   const char* type_name = "";  ///< for messages
   const char* op_name = "";    ///< reduce/scans: the operator's type, as the compiler spells it (messages)
+  /// reduce/scans: whether two operators of the caller's type have the same state (null: not compared).
+  bool (*same_op)(const void* a, const void* b) = nullptr;
 };
 
 /// What an operation's integer argument is. An offset or a mask must be the same for every
