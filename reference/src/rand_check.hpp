@@ -61,10 +61,7 @@ class rand_check final : public ki::detail::cpu::rand_checker {
     return "work-item " + xyz_string(it.local_id) + " of work-group " + xyz_string(it.group->group_id);
   }
   static std::string site(const source_location& w) {
-    const char* f = w.file;
-    for (const char* p = w.file; *p != '\0'; ++p)
-      if (*p == '/') f = p + 1;
-    return std::string(f) + ":" + std::to_string(w.line);
+    return std::string(ki::detail::base_name(w.file)) + ":" + std::to_string(w.line);
   }
   std::mutex m_;
   bool seeded_ = false, unseeded_ = false;

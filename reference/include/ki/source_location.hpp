@@ -17,6 +17,17 @@ namespace ki {
 #define KI_DETAIL_COLUMN() 0u  // GCC 12 has no __builtin_COLUMN: columns are 0 there
 #endif
 
+namespace detail {
+/// The file name of a path, without its directories ("k.cpp" of "/src/k.cpp"): how errors name
+/// a location's file.
+KI_DEVICE constexpr const char* base_name(const char* path) noexcept {
+  const char* f = path;
+  for (const char* p = path; *p != '\0'; ++p)
+    if (*p == '/') f = p + 1;
+  return f;
+}
+}  // namespace detail
+
 struct source_location {
   const char* file = "";
   unsigned line = 0;

@@ -25,10 +25,7 @@ namespace detail {
 #if !KI_GPU_PASS
 /// "k.cpp:12" (":column" where the compiler gives one): a location as errors name it.
 inline std::string location_string(const source_location& w) {
-  const char* f = w.file;
-  for (const char* p = w.file; *p != '\0'; ++p)
-    if (*p == '/') f = p + 1;
-  std::string r = std::string(f) + ":" + std::to_string(w.line);
+  std::string r = std::string(base_name(w.file)) + ":" + std::to_string(w.line);
   return w.column != 0 ? r + ":" + std::to_string(w.column) : r;
 }
 /// "index 8 is out of bounds at k.cpp:17 for <array>" (`index`: "8" or "(3, 2, 0)").

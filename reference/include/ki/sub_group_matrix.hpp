@@ -159,13 +159,10 @@ KI_DEVICE inline void matrix_needs_full_sub_group(const char* what, const source
   if (vote) (void)sub_group_all(true, where);
   const std::int64_t n = get_sub_group_size(), w = get_max_sub_group_size();
   if (n != w) [[unlikely]] {
-    const char* f = where.file;
-    for (const char* p = where.file; *p != '\0'; ++p)
-      if (*p == '/') f = p + 1;
-    throw std::logic_error(std::string("ki: ") + what + " at " + f + ":" + std::to_string(where.line) +
-                           " needs a full sub-group: this one has " + std::to_string(n) + " work-items of width " +
-                           std::to_string(w) + " (a sub-group matrix is spread over all " + std::to_string(w) +
-                           " lanes)");
+    throw std::logic_error(std::string("ki: ") + what + " at " + base_name(where.file) + ":" +
+                           std::to_string(where.line) + " needs a full sub-group: this one has " + std::to_string(n) +
+                           " work-items of width " + std::to_string(w) + " (a sub-group matrix is spread over all " +
+                           std::to_string(w) + " lanes)");
   }
 #endif
 }

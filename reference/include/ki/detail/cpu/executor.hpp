@@ -268,12 +268,8 @@ inline constinit thread_local bool ka_running = false;
 /// (`where`: the call's location, where known).
 [[noreturn]] inline void outside_kernel(const char* what, const source_location* where = nullptr) {
   std::string at;
-  if (where != nullptr && where->line != 0) {
-    const char* f = where->file;
-    for (const char* p = where->file; *p != '\0'; ++p)
-      if (*p == '/') f = p + 1;
-    at = std::string(" at ") + f + ":" + std::to_string(where->line);
-  }
+  if (where != nullptr && where->line != 0)
+    at = std::string(" at ") + base_name(where->file) + ":" + std::to_string(where->line);
   if (ka_running)
     throw std::logic_error(std::string("ki: ") + what + at +
                            " is a KernelInterface device function; a KA kernel (ki::ka) cannot call it (a kernel is "
@@ -305,10 +301,7 @@ inline executor& exec(const char* what, const source_location& where) {
 /// unsupported_operation when the running device lacks 64-bit atomics or float64 for it.
 [[gnu::cold, gnu::noinline]] inline void unsupported_atomic(const char* what, const char* type, bool atomics64,
                                                             const source_location& where) {
-  const char* f = where.file;
-  for (const char* p = where.file; *p != '\0'; ++p)
-    if (*p == '/') f = p + 1;
-  const std::string at = std::string(f) + ":" + std::to_string(where.line);
+  const std::string at = std::string(base_name(where.file)) + ":" + std::to_string(where.line);
   const std::string head = std::string("called ki::") + what + " on " + type + " at " + at + ", which profile '" +
                            current_features.profile + "' does not support: ";
   throw unsupported_operation(
