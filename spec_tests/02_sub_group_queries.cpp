@@ -95,6 +95,53 @@ inline std::vector<std::pair<std::array<std::int64_t, 3>, int>> linear_shapes(st
   return fit;
 }
 
+/// Fields per work-item of lanes_in_branches: lane, sub-group id, size where every work-item is
+/// active, then the lane, id and size again in a branch that a third of the work-items skip,
+/// the lane in a nested branch that three quarters skip, and the lane after a fifth of the
+/// work-items have returned.
+constexpr int branch_fields = 8;
+
+/// "get_sub_group_local_id ... doesn't depend on which work-items of the sub-group are active,
+/// e.g. in a divergent branch": the queries asked again where only some work-items are active.
+/// Work-items that skip a branch leave its fields at -1.
+struct lanes_in_branches {
+  KI_DEVICE void operator()(ki::span<std::int64_t> out) const {
+    const auto l = ki::get_local_id(), ls = ki::get_local_size();
+    const auto g = ki::get_group_id(), ng = ki::get_num_groups();
+    const std::int64_t n = ls.x * ls.y * ls.z;
+    const std::int64_t lin = l.x + ls.x * (l.y + ls.y * l.z);
+    const std::int64_t group = g.x + ng.x * (g.y + ng.y * g.z);
+    const std::int64_t at = branch_fields * (group * n + lin);
+    out[at + 0] = ki::get_sub_group_local_id();
+    out[at + 1] = ki::get_sub_group_id();
+    out[at + 2] = ki::get_sub_group_size();
+    if ((lin + group) % 3 != 1) {
+      out[at + 3] = ki::get_sub_group_local_id();
+      out[at + 4] = ki::get_sub_group_id();
+      out[at + 5] = ki::get_sub_group_size();
+    }
+    if (lin % 2 == 0)
+      if (lin % 4 == 0) out[at + 6] = ki::get_sub_group_local_id();
+    if (lin % 5 == 2) return;
+    out[at + 7] = ki::get_sub_group_local_id();
+  }
+};
+
+/// Which fields of lanes_in_branches work-item `lin` of group `group` writes, and from which
+/// field of the uniform part each one's value must come (-1: not written).
+inline int branch_source(std::int64_t lin, std::int64_t group, int field) {
+  switch (field) {
+    case 0:
+    case 1:
+    case 2: return field;
+    case 3:
+    case 4:
+    case 5: return (lin + group) % 3 != 1 ? field - 3 : -1;
+    case 6: return lin % 4 == 0 ? 0 : -1;
+    default: return lin % 5 != 2 ? 0 : -1;
+  }
+}
+
 }  // namespace ki_spec_sub_group_queries
 
 using namespace ki_spec_sub_group_queries;
@@ -118,6 +165,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: linear layout for 1-D groups and x extents t
   int tested = 0;
   for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
     if (!ki::supports_linear_subgroups(b)) continue;  // the layout is not promised there
+    CHECK(ki::supports_subgroups(b));                 // "Implies supports_subgroups."
     ++tested;
     const std::int64_t w = ki::sub_group_size(b);
     for (const auto& [shape, rank] : linear_shapes(w, ki::max_work_group_size(b), ki::max_work_group_dims(b))) {
@@ -194,6 +242,38 @@ TEMPLATE_LIST_TEST_CASE("sub_group: guarantees of every layout, for every work-g
           CHECK(*ls.rbegin() == size_of[id] - 1);
         }
       }
+    }
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("sub_group: the lane does not depend on which work-items are active", "[sub_group]",
+                        ki_test::backends) {
+  ki_test::make<TestType>();
+  for (const auto& b : ki_test::config<TestType>::sub_group_variants()) {
+    const std::int64_t w = ki::sub_group_size(b);
+    for (const std::array<std::int64_t, 3>& shape :
+         std::vector<std::array<std::int64_t, 3>>{{w + 3, 1, 1}, {3, 5, 1}, {2 * w, 2, 1}, {5, 3, 4}}) {
+      const std::int64_t groups = 3;
+      if (!ki_test::fits_or_left_out(b, {groups, 1, 1}, shape)) continue;
+      KI_INFO(ki_test::config<TestType>::describe(b) << ", work-group " << ki_test::str(shape));
+      const std::int64_t n = shape[0] * shape[1] * shape[2];
+      auto out = ki_test::filled<std::int64_t>(b, groups * n * branch_fields, -1);
+      ki::launch(b, {.numgroups = groups, .workgroupsize = ki_test::dims_of(shape, 3)}, lanes_in_branches{}, out);
+      const auto got = ki_test::read(b, out);
+      const bool linear = ki::supports_linear_subgroups(b) && shape[1] == 1 && shape[2] == 1;
+      ki_test::check_all(
+          got,
+          [&](std::int64_t i) -> std::int64_t {
+            const std::int64_t item = i / branch_fields, lin = item % n, group = item / n;
+            const int field = static_cast<int>(i % branch_fields), from = branch_source(lin, group, field);
+            if (from < 0) return -1;
+            // Where the layout is promised (1-D, linear), the uniform values are its closed form;
+            // elsewhere they are what the work-item saw with all work-items active.
+            if (linear && from == 0) return lin % w;
+            if (linear && from == 1) return lin / w;
+            return got[static_cast<std::size_t>(item * branch_fields + from)];
+          },
+          "lane, sub-group id and size in branches and after early returns, against all active");
     }
   }
 }

@@ -174,6 +174,51 @@ struct mixed_types {
   }
 };
 
+/// Declares a local array in a function of its own and fills it: the array outlives the call.
+KI_DEVICE inline auto declared_in_a_helper(i64 l, i64 group) {
+  auto a = ki::localmemory<i64, 64>([] {});
+  a[l] = 7000 + 100 * group + l;
+  return a;
+}
+
+/// Declares another local array in a function of its own and overwrites all of it.
+KI_DEVICE inline i64 other_scratch(i64 l, i64 n, i64 phase) {
+  auto s = ki::localmemory<i64, 64>([] {});
+  for (i64 k = l; k < 64; k += n) s[k] = -1000 * phase - k;
+  ki::barrier();
+  const i64 seen = s[(l + 1) % n];
+  ki::barrier();
+  return seen;
+}
+
+/// "lives until the work-group finishes": memory declared in a helper's scope keeps its values
+/// after the helper returned, through phases that allocate and overwrite other local arrays (a
+/// call site in a loop, another helper) with barriers between them, until the group ends.
+/// Writes (what the neighbour stored in the helper's array at the end, whether it is disjoint
+/// from the other two, the sum of what the other arrays held).
+struct outlives_its_scope {
+  KI_DEVICE void operator()(ki::span<i64> out, int phases) const {
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, gl = ki::get_global_id().x;
+    const i64 group = ki::get_group_id().x;
+    const auto kept = declared_in_a_helper(l, group);
+    i64 others = 0;
+    bool apart = true;
+    for (int p = 0; p < phases; ++p) {
+      auto t = ki::localmemory<i64, 64>([] {});
+      apart = apart && disjoint(t.data(), sizeof(i64) * 64, kept.data(), sizeof(i64) * 64);
+      for (i64 k = l; k < 64; k += n) t[k] = 5 * p + k;
+      ki::barrier();
+      others += t[(l + 2) % n];
+      ki::barrier();
+      others += other_scratch(l, n, p);
+    }
+    ki::barrier();
+    out[3 * gl + 0] = kept[(l + 1) % n];
+    out[3 * gl + 1] = apart ? 1 : 0;
+    out[3 * gl + 2] = others;
+  }
+};
+
 }  // namespace ki_spec_local_memory
 
 using namespace ki_spec_local_memory;
@@ -278,4 +323,31 @@ TEMPLATE_LIST_TEST_CASE("local_memory: element types of different sizes and alig
         return (r < 3) + (r < 5) + (r < 5) + (r < 8) + (r < 7) + (r < 32) + 1 + (r < 3);
       },
       "values checked");
+}
+
+TEMPLATE_LIST_TEST_CASE("local_memory: it lives until the work-group finishes, past the scope that declared it",
+                        "[local_memory]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const int phases = 4;
+  for (i64 n : {1, 7, 64}) {
+    KI_INFO("work-group size " << n);
+    const i64 groups = 3;
+    auto out = ki_test::filled<i64>(b, 3 * n * groups, -1);
+    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, outlives_its_scope{}, out, phases);
+    ki_test::check_all(
+        ki_test::read(b, out),
+        [&](i64 i) -> i64 {
+          const i64 item = i / 3, l = item % n, group = item / n, r1 = (l + 1) % n, r2 = (l + 2) % n;
+          switch (i % 3) {
+            case 0: return 7000 + 100 * group + r1;
+            case 1: return 1;
+            default: {
+              i64 sum = 0;
+              for (i64 p = 0; p < phases; ++p) sum += 5 * p + r2 - 1000 * p - r1;
+              return sum;
+            }
+          }
+        },
+        "the helper's array at the end, and the other arrays");
+  }
 }

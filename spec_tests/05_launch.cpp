@@ -300,6 +300,49 @@ TEMPLATE_LIST_TEST_CASE("launch: more work-groups than the backend allows is an 
   CHECK(ki_test::read(b, flag)[0] == 0);
 }
 
+TEMPLATE_LIST_TEST_CASE(
+    "launch: launches at the limits run: max_work_group_size(kernel), max_work_group_dims, "
+    "max_num_groups",
+    "[launch]", ki_test::backends) {
+  // "The largest number of work-items a work-group can have ... for launches of the compiled
+  // kernel"; "The maximum number of work-items along each dimension of a work-group ...
+  // max_work_group_size bounds their product"; "The maximum number of work-groups along each
+  // dimension of a launch ... a launch within these limits works for any work-group size". One
+  // past each limit is rejected: "launch: invalid geometry ..." and "launch: more work-groups
+  // than the backend allows is an error".
+  const auto b = ki_test::make<TestType>();
+  const auto k = ki::kernel_function(b, probe{});
+  const i64 kmax = ki::max_work_group_size(k);
+  const auto dims = ki::max_work_group_dims(b);
+  const auto maxg = ki::max_num_groups(b);
+  KI_INFO(ki_test::limits(b) << ", max_work_group_size(kernel) " << kmax);
+  REQUIRE(kmax >= 1);
+  REQUIRE(kmax <= ki::max_work_group_size(b));
+  // The largest work-groups: as many work-items as the kernel allows, filled x first; and each
+  // dimension at its own limit (or the kernel's, where that is lower).
+  const i64 x = std::min(kmax, dims[0]), y = std::min(dims[1], kmax / x), z = std::min(dims[2], kmax / (x * y));
+  expect_geometry(b, k, {.numgroups = 2, .workgroupsize = {x, y, z}}, {x, y, z}, {2, 1, 1});
+  if (kmax <= dims[0]) expect_geometry(b, k, {.numgroups = 2, .workgroupsize = kmax}, {kmax, 1, 1}, {2, 1, 1});
+  else ki_test::left_out("a 1-D work-group of max_work_group_size(kernel)", "beyond max_work_group_dims[0]");
+  const i64 ylim = std::min(dims[1], kmax), zlim = std::min(dims[2], kmax);
+  expect_geometry(b, k, {.numgroups = {1, 2, 1}, .workgroupsize = {1, ylim, 1}}, {1, ylim, 1}, {1, 2, 1});
+  expect_geometry(b, k, {.numgroups = {1, 1, 2}, .workgroupsize = {1, 1, zlim}}, {1, 1, zlim}, {1, 1, 2});
+  // The most work-groups along each dimension, of one work-item each (a dimension whose limit is
+  // too large to run in a test is left out, declared).
+  constexpr i64 most_run = i64{1} << 17;
+  for (int d = 0; d < 3; ++d) {
+    const i64 m = maxg[static_cast<std::size_t>(d)];
+    if (m > most_run) {
+      ki_test::left_out("max_num_groups[" + std::to_string(d) + "] = " + std::to_string(m) + " work-groups",
+                        "more than the " + std::to_string(most_run) + " a test runs");
+      continue;
+    }
+    std::array<i64, 3> groups{1, 1, 1};
+    groups[static_cast<std::size_t>(d)] = m;
+    expect_geometry(b, k, {.numgroups = {groups[0], groups[1], groups[2]}}, {1, 1, 1}, groups);
+  }
+}
+
 TEMPLATE_LIST_TEST_CASE("launch: unknown compiler and launch options are errors naming them", "[launch]",
                         ki_test::backends) {
   const auto b = ki_test::make<TestType>();

@@ -64,6 +64,39 @@ struct step {
     if (i < p.pos.size()) p.pos[i] += p.vel[i] * p.dt;
   }
 };
+
+// Host values and their device forms, told apart by type and by value: argconvert found by ADL
+// gives 10 v + 1, a member argconvert 10 v + 2. (Both host types are trivially copyable, so an
+// argument passed on unconverted would reach the kernel as the host type: it would not compile
+// against tagged_device / member_device, and its value would not be 10 v + 1 / 10 v + 2.)
+struct tagged_host {
+  std::int64_t v;
+};
+struct tagged_device {
+  std::int64_t v;
+};
+template <class B>
+tagged_device argconvert(const B&, const tagged_host& t) {
+  return {10 * t.v + 1};
+}
+struct member_device {
+  std::int64_t v;
+};
+struct member_host {
+  std::int64_t v;
+  template <class B>
+  member_device argconvert(const B&) const {
+    return {10 * v + 2};
+  }
+};
+/// Work-item 0 stores every argument it received.
+struct takes_converted {
+  KI_DEVICE void operator()(tagged_device a, std::int64_t plain, member_device m, ki::span<std::int64_t> out,
+                            tagged_device c) const {
+    const auto g = ki::get_global_id();
+    if (g.x == 0 && g.y == 0 && g.z == 0) out[0] = a.v, out[1] = plain, out[2] = m.v, out[3] = c.v;
+  }
+};
 }  // namespace ki_spec_memory_user
 
 using namespace ki_spec_memory;
@@ -279,6 +312,33 @@ TEMPLATE_LIST_TEST_CASE("memory: a user-defined argconvert found by ADL", "[memo
   ki_test::check_all(
       ki_test::read(b, p.pos), [](i64 i) { return float(2 * i); }, "pos + vel * dt");
   CHECK(ki_test::read(b, p.vel) == vel);
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: argconvert converts every argument of a launch, in every position", "[memory]",
+                        ki_test::backends) {
+  // "The backend converts them with argconvert" (calling a Kernel), "f is compiled with
+  // kernel_function for the types of the arguments converted with argconvert" (@launch), and
+  // launch(kernel, groups, items, args) takes "the host-side arguments".
+  using namespace ki_spec_memory_user;
+  const auto b = ki_test::make<TestType>();
+  const std::vector<i64> want{31, 5, 72, 91};
+  const auto check = [&](auto&& run, const char* how) {
+    INFO(how);
+    auto out = ki_test::filled<i64>(b, 4, -1);
+    run(out);
+    CHECK(ki_test::read(b, out) == want);
+  };
+  const tagged_host a{3}, c{9};
+  const member_host m{7};
+  const i64 five = 5;
+  check([&](auto& out) { ki::launch(b, {.ndrange = 4}, takes_converted{}, a, five, m, out, c); }, "ki::launch");
+  const auto k = ki::kernel_function(b, takes_converted{});
+  check([&](auto& out) { k({.numgroups = 2, .workgroupsize = 2}, a, five, m, out, c); }, "calling the kernel");
+  check(
+      [&](auto& out) {
+        ki::launch(k, {1, 1, 1}, {2, 1, 1}, std::tie(a, five, m, out, c));
+      },
+      "launch(kernel, groups, items, args)");
 }
 
 TEMPLATE_LIST_TEST_CASE("memory: unified allocation where supported", "[memory]", ki_test::backends) {
