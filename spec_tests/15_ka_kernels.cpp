@@ -628,6 +628,192 @@ TEMPLATE_LIST_TEST_CASE("ka: items(count, f) is the phase of the first count wor
 }
 
 namespace ki_spec_ka {
+// The grid-stride phase: every k below n once, by the work-item whose global linear index is k
+// modulo the ndrange's count (who[k]); a second element per k counts the visits.
+struct grid_visits {
+  static constexpr unsigned line = __LINE__ + 5;  // the access
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out, i64 n) const {
+    g.grid_stride(n, [&](auto i, i64 k) {
+      out[2 * k] += 1;
+      out[2 * k + 1] = i.global_linear();
+    });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: grid_stride(n, f) visits every k below n once, from work-item k mod count", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  struct shape {
+    ki::ka::ndrange range;
+    ki::dims group;
+    i64 count;
+  };
+  // 1-D groups of 8 over 20 (the last group partial), 2-D groups of 4 x 3 over 10 x 5 (partial in
+  // both), and an offset range of 7 indices (Global Linear counts from 0 there too).
+  const shape shapes[] = {{ki::ka::ndrange{20}, ki::dims{8}, 20},
+                          {ki::ka::ndrange{10, 5}, ki::dims{4, 3}, 50},
+                          {ki::ka::ndrange{ki::range{-2, 5}}, ki::dims{4}, 7}};
+  for (const auto& sh : shapes) {
+    for (const i64 n : {i64{0}, i64{1}, sh.count - 1, sh.count, 3 * sh.count + 2}) {
+      KI_INFO("count " << sh.count << ", n " << n);
+      auto out = ki::zeros<i64>(b, 2 * n + 2);
+      ki::ka::kernel(b, grid_visits{})({.ndrange = sh.range, .workgroupsize = sh.group}, out, n);
+      ki_test::check_all(ki_test::read(b, out), [&](i64 j) -> i64 {
+        const i64 k = j / 2;
+        if (k >= n) return 0;
+        return j % 2 == 0 ? 1 : k % sh.count;
+      });
+    }
+  }
+}
+
+#if KI_KA_TEST_CPU
+TEMPLATE_LIST_TEST_CASE("ka: an index out of bounds in grid_stride names the work-item", "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto out = ki::zeros<i64>(b, 2 * 40 - 1);  // one element short: k = 39 (2 k + 1 = 79) fails
+  // 16 work-items in groups of 8: k = 39 is work-item 39 mod 16 = 7, of group 0.
+  ki::ka::kernel(b, grid_visits{}, 8, 16)(out, i64{40});
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+    CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
+    CHECK(e.local() == ki::xyz<i64>{7, 0, 0});
+    CHECK_THAT(std::string(e.what()), ki_test::ContainsSubstring("index 79 is out of bounds at 15_ka_kernels.cpp:" +
+                                                                 std::to_string(grid_visits::line)));
+  }
+}
+#endif
+
+namespace ki_spec_ka {
+// Atomic operations on local memory by index (ki/ka/local_array.hpp), every work-item of a group
+// on the same elements: out[g * 16 + ...] holds each group's final values; got[global] each
+// work-item's returned values (fetch_add, exchange).
+template <class T>
+struct local_atomics {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<T> out, ki::span<T> got) const {
+    auto l = g.template localmem<T, 8>([] {});
+    g.items(1, [&](auto) {
+      for (int k = 0; k < 8; ++k) l.atomic_store(k, T(0));
+      l.atomic_store(2, T(1000));  // fetch_min's start
+      l.atomic_store(4, T(-1));    // exchange's start (all ones for unsigned types)
+    });
+    g.synchronize();
+    g.items([&](auto i) {
+      const i64 id = i.local_linear();
+      got[2 * i.global_linear()] = l.atomic_fetch_add(0, T(1));
+      l.atomic_fetch_sub(1, T(2));
+      got[2 * i.global_linear() + 1] = l.atomic_exchange(4, static_cast<T>(id));
+      T seen = l.atomic_load(5);
+      while (!l.atomic_compare_exchange(5, seen, static_cast<T>(seen + T(1)))) {
+      }
+      if constexpr (std::is_integral_v<T>) {
+        l.atomic_fetch_min(2, static_cast<T>(id + 7));
+        l.atomic_fetch_max(3, static_cast<T>(id));
+        l.atomic_fetch_or(6, static_cast<T>(T(1) << (id % 16)));
+        l.atomic_fetch_xor(7, static_cast<T>(id));
+        l.atomic_fetch_and(7, static_cast<T>(0x7fff));
+      }
+    });
+    g.synchronize();
+    g.items(8, [&](auto i) { out[8 * i.group_linear() + i.local_linear()] = l.atomic_load(i.local_linear()); });
+  }
+};
+
+template <class T, class B>
+void check_local_atomics(const B& b, const char* type) {
+  KI_INFO(type);
+  const i64 groups = 3, n = 24;
+  auto out = ki::zeros<T>(b, 8 * groups);
+  auto got = ki::zeros<T>(b, 2 * groups * n);
+  ki::ka::kernel(b, local_atomics<T>{}, n)({.ndrange = groups * n}, out, got);
+  const auto o = ki_test::read(b, out), r = ki_test::read(b, got);
+  i64 ids_xor = 0;
+  for (i64 id = 0; id < n; ++id) ids_xor ^= id;
+  for (i64 g = 0; g < groups; ++g) {
+    KI_INFO("group " << g);
+    const T* f = o.data() + 8 * g;
+    CHECK(f[0] == T(n));
+    CHECK(f[1] == static_cast<T>(T(0) - static_cast<T>(2 * n)));
+    CHECK(f[5] == T(n));
+    // fetch_add handed out 0 .. n-1 once each; the exchanges returned the start value and all
+    // ids but one, which is the final value.
+    std::vector<T> adds, swaps;
+    for (i64 k = 0; k < n; ++k) {
+      adds.push_back(r[static_cast<std::size_t>(2 * (g * n + k))]);
+      swaps.push_back(r[static_cast<std::size_t>(2 * (g * n + k) + 1)]);
+    }
+    swaps.push_back(f[4]);
+    std::sort(adds.begin(), adds.end());
+    std::vector<T> expect_adds, expect_swaps{T(-1)};
+    for (i64 k = 0; k < n; ++k) expect_adds.push_back(T(k)), expect_swaps.push_back(T(k));
+    std::sort(swaps.begin(), swaps.end());
+    std::sort(expect_swaps.begin(), expect_swaps.end());
+    CHECK(adds == expect_adds);
+    CHECK(swaps == expect_swaps);
+    if constexpr (std::is_integral_v<T>) {
+      CHECK(f[2] == T(7));
+      CHECK(f[3] == T(n - 1));
+      CHECK(f[6] == T(0xffff));
+      CHECK(f[7] == static_cast<T>(ids_xor & 0x7fff));
+    }
+  }
+}
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: atomic operations on @localmem by index, contended by a work-group", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  if (!ki::supports_atomics(b)) SKIP("supports_atomics is false: " + ki_test::config<TestType>::describe(b));
+  check_local_atomics<std::int32_t>(b, "int32");
+  check_local_atomics<std::uint32_t>(b, "uint32");
+  check_local_atomics<float>(b, "float");
+  if (ki::supports_atomics64(b)) {
+    check_local_atomics<std::int64_t>(b, "int64");
+    check_local_atomics<std::uint64_t>(b, "uint64");
+    if (ki::supports_float64(b)) check_local_atomics<double>(b, "double");
+  } else {
+    WARN("64-bit local atomics left out: supports_atomics64 is false (" + ki_test::config<TestType>::describe(b) + ")");
+  }
+}
+
+#if KI_KA_TEST_CPU
+namespace ki_spec_ka {
+struct local_atomic_out_of_bounds {
+  static constexpr unsigned line = __LINE__ + 5;  // the access
+  template <class G>
+  void operator()(G& g, i64 bin) const {
+    auto l = g.template localmem<std::uint32_t, 16>([] {});
+    g.items([&](auto i) {
+      if (i.local_linear() == 3) l.atomic_fetch_add(bin, 1u);
+    });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: a local atomic's index out of bounds names the work-item, the line and the memory", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  ki::ka::kernel(b, local_atomic_out_of_bounds{}, 8, 16)(i64{16});
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+    CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
+    CHECK(e.local() == ki::xyz<i64>{3, 0, 0});
+    CHECK_THAT(std::string(e.what()), ki_test::ContainsSubstring("index 16 is out of bounds at 15_ka_kernels.cpp:" +
+                                                                 std::to_string(local_atomic_out_of_bounds::line)) &&
+                                          ki_test::ContainsSubstring("(16 elements of unsigned int)"));
+  }
+}
+#endif
+
+namespace ki_spec_ka {
 // reverse_block! as the text writes it: N = @uniform prod(@groupsize()); buf = @localmem Int (N,),
 // with the work-group size fixed when the kernel is constructed (ki::ka::groupsize<8>).
 struct reverse_block_static {

@@ -23,11 +23,14 @@
 //   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase over the first `step`
 //               work-items per halving, no fibers
 //   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats)
-//   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge)
+//   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge);
+//               the KA histograms count with local.atomic_fetch_add (ki/ka/local_array.hpp)
 //   ka_histogram_strided  PoCL's W4 local-bin histogram (../shared/bench/pocl): 2^24 ints, 1024
 //               groups of 256, each work-item counting 64 of them (a grid-stride loop) into local
 //               bins with local atomics, then one global atomic per bin; baseline: a private
 //               histogram per thread
+//   ka_histogram_grid_stride  the same kernel with its loop written as g.grid_stride(n, f), which
+//               the CPU runs strides outermost and work-items innermost (memory in order)
 //   ka_matmul   the tiled matmul as KA phases on a static 16 x 16 work-group (ki::ka::groupsize):
 //               load both tiles, synchronize, then one phase per k (acc(i) += a(k, y) b(x, k), a
 //               loop over x the compiler vectorises), synchronize
@@ -499,7 +502,7 @@ struct ka_histogram {
     g.items([&](auto i) {
       for (i64 b = i.local_linear(); b < bins; b += n) local[b] = 0;
     });
-    g.items([&](auto i) { ki::atomic_fetch_add(&local[x[i.global_linear()]], std::uint32_t{1}); });
+    g.items([&](auto i) { local.atomic_fetch_add(x[i.global_linear()], 1u); });
     g.items([&](auto i) {
       for (i64 b = i.local_linear(); b < bins; b += n)
         if (local[b] != 0) ki::atomic_fetch_add(&hist[b], local[b]);
@@ -580,19 +583,35 @@ struct ka_histogram_strided {
     g.synchronize();
     const i64 stride = g.num_groups().x * G::static_size_linear;
     g.items([&](auto i) {
-      for (i64 k = i.global_linear(); k < n; k += stride) ki::atomic_fetch_add(&local[x[k]], std::uint32_t{1});
+      for (i64 k = i.global_linear(); k < n; k += stride) local.atomic_fetch_add(x[k], 1u);
     });
     g.synchronize();
     g.items([&](auto i) { ki::atomic_fetch_add(&hist[i.local_linear()], local[i.local_linear()]); });
   }
 };
 
-void BM_ka_histogram_strided(benchmark::State& state) {
+/// The same kernel with its grid-stride loop written as g.grid_stride: simd_cpu then runs the
+/// strides outermost and the group's work-items innermost (consecutive k, memory in order).
+struct ka_histogram_grid_stride {
+  template <class G>
+  void operator()(G& g, ki::span<std::uint32_t> hist, ki::span<const std::int32_t> x, i64 n) const {
+    static_assert(G::static_size_linear == bins, "one work-item per bin");
+    auto local = g.template localmem<std::uint32_t, bins>([] {});
+    g.items([&](auto i) { local[i.local_linear()] = 0; });
+    g.synchronize();
+    g.grid_stride(n, [&](auto, i64 k) { local.atomic_fetch_add(x[k], 1u); });
+    g.synchronize();
+    g.items([&](auto i) { ki::atomic_fetch_add(&hist[i.local_linear()], local[i.local_linear()]); });
+  }
+};
+
+template <class K>
+void ka_histogram_int(benchmark::State& state, K kernel_body) {
   const simd_backend be{.threads = static_cast<int>(state.range(0))};
   const auto& d = int_hist();
   auto x = ki::to_device(be, d.x);
   auto hist = ki::zeros<std::uint32_t>(be, bins);
-  const ki::ka::kernel k(be, ka_histogram_strided{}, ki::ka::groupsize<bins>, strided_groups * bins);
+  const ki::ka::kernel k(be, kernel_body, ki::ka::groupsize<bins>, strided_groups * bins);
   const auto launch = [&] {
     std::fill(hist.data(), hist.data() + bins, 0u);
     k(hist, ki::ka::Const(x), strided_n);
@@ -605,6 +624,8 @@ void BM_ka_histogram_strided(benchmark::State& state) {
   for (auto _ : state) launch();
   items_rate(state, static_cast<double>(strided_n));
 }
+void BM_ka_histogram_strided(benchmark::State& state) { ka_histogram_int(state, ka_histogram_strided{}); }
+void BM_ka_histogram_grid_stride(benchmark::State& state) { ka_histogram_int(state, ka_histogram_grid_stride{}); }
 
 void BM_plain_histogram_strided(benchmark::State& state) {
   const auto& d = int_hist();
@@ -809,6 +830,7 @@ const bool registered = [] {
   both("BM_reference_histogram", BM_ki_histogram<ref_backend>);
   both("BM_ka_histogram", BM_ka_histogram<simd_backend>);
   both("BM_ka_histogram_strided", BM_ka_histogram_strided);
+  both("BM_ka_histogram_grid_stride", BM_ka_histogram_grid_stride);
   both("BM_plain_histogram_strided", BM_plain_histogram_strided);
   both("BM_simd_matmul", BM_simd_matmul);
   both("BM_plain_matmul", BM_plain_matmul);
@@ -893,6 +915,8 @@ class summary_reporter : public summary_reporter_base {
       row("KA histogram, local bins 2^22", suffix, "BM_ka_histogram", "BM_plain_histogram", "", "items_per_second",
           1e-6, "Mitems/s");
       row("KA histogram, PoCL's W4 shape 2^24", suffix, "BM_ka_histogram_strided", "BM_plain_histogram_strided", "",
+          "items_per_second", 1e-6, "Mitems/s");
+      row("  the same with g.grid_stride", suffix, "BM_ka_histogram_grid_stride", "BM_plain_histogram_strided", "",
           "items_per_second", 1e-6, "Mitems/s");
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("KA tiled matmul 1024, 16x16", suffix, "BM_ka_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");

@@ -4,6 +4,7 @@
 // map one to one onto the hardware:
 //   g.items(f)         if (the thread's work-item is inside the ndrange) f(item): one guarded
 //                      statement per thread (KA's bounds checking);
+//   g.grid_stride(n,f) the thread's own grid-stride loop over k < n, under the same guard;
 //   g.synchronize()    __syncthreads(), outside any guard (synchronize(cond): where cond holds);
 //   g.localmem<T, N>   a static __shared__ array per call site (the key's type), as ki::localmemory;
 //   g.private_<T, N>   the thread's own array (registers, or its local memory);
@@ -24,6 +25,7 @@
 
 #include <ki/detail/gpu/intrinsics.hpp>
 #include <ki/detail/gpu/sub_group.hpp>
+#include <ki/ka/local_array.hpp>
 #include <ki/ka/sizes.hpp>
 #include <ki/local_memory.hpp>
 #include <ki/macros.hpp>
@@ -195,6 +197,17 @@ class gpu_group {
   template <class F>
   __device__ void items(std::int64_t count, F&& f) const {
     if (inside_ && item_type(*this, l_).local_linear() < count) f(item_type(*this, l_));
+  }
+
+  /// The grid-stride loop (see basic_cpu_group::grid_stride): f(i, k) for k = the work-item's
+  /// global linear index, then every (number of work-items in the ndrange) after it, below n.
+  template <class F>
+  __device__ void grid_stride(std::int64_t n, F&& f) const {
+    if (!inside_) return;
+    const auto& e = geo_.extents;
+    const std::int64_t count = e.x * e.y * e.z;
+    const item_type i(*this, l_);
+    for (std::int64_t k = i.global_linear(); k < n; k += count) f(i, k);
   }
 
   template <class Op, class T, class F>
