@@ -653,6 +653,14 @@ std::vector<std::pair<B, std::string>> thread_variants(const B& b) {
     four.threads = 4;
     v.emplace_back(four, "threads = 4");
   }
+  // The oracle can also interleave a group's work-items at each atomic operation (not only at
+  // barriers): local-memory atomics then contend as they do on a GPU (compare-exchange loops
+  // fail and retry), and the results must not change.
+  if constexpr (requires(B x) { x.schedule.interleave_atomics = true; }) {
+    B interleaved = b;
+    interleaved.schedule.interleave_atomics = true;
+    v.emplace_back(interleaved, "interleaved at atomics");
+  }
   return v;
 }
 

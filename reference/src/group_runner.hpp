@@ -326,10 +326,32 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     watch_ = {};
     watch_.limit = resolve_spin_limit(*d_->b);
     watch_.stuck = &group_runner::stuck;
+    watch_.interleave = sched_.interleave_atomics ? &group_runner::interleave_entry : nullptr;
     watch_.ctx = this;
 #if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS  // (measurement only: without the watch, a spin hangs)
     cpu::current_watch = &watch_;
 #endif
+  }
+
+  // --- interleaving at atomics (schedule::interleave_atomics) ---
+  //
+  // Before an atomic operation the running work-item goes to the back of the queue of those
+  // released to run (ready_), and the next one runs: a released work-item, else a new runner
+  // for the unstarted ones. It is resumed in its turn, like a released one. Nobody else able to
+  // run: it just goes on. Not a sync point: nothing is ordered, the spin watch keeps counting.
+  static void interleave_entry(void* self) { static_cast<group_runner*>(self)->interleave(); }
+  void interleave() {
+    const bool others_ready = ready_pos_ < ready_.size();
+    if (!others_ready && !has_unstarted()) return;
+    const int self = static_cast<int>(slot_of(current()));
+    races_.flush();
+    if (ready_pos_ > static_cast<std::size_t>(n_)) {  // (the queue grows by one per interleaving)
+      ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(ready_pos_));
+      ready_pos_ = 0;
+    }
+    ready_.push_back(self);
+    if (others_ready) return switch_to_next(self);
+    fibers_.spawn(self, &group_runner::runner_entry, this);  // the runner resumes it when it is done
   }
 
   static void stuck(void* self, const void* p, const char* what, const source_location& where) {
@@ -371,6 +393,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       const std::size_t k = slot_of(it);
       std::string d;
       if (!started(it)) d = "not started";
+      else if (ready[k] && sched_.interleave_atomics) d = "waiting for its turn (interleaved at atomics)";
       else if (ready[k]) d = "released from barrier " + to_string(last_barrier_) + ", not yet resumed";
       else if (status_[k] == status::running) d = "exited";
       else {
@@ -387,7 +410,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       std::string verb = d;
       if (d == "not started") verb = one ? "has not started" : "have not started";
       else if (d.rfind("wait at ", 0) == 0 && one) verb = "waits at " + d.substr(8);
-      else if (d.rfind("released", 0) == 0) verb = (one ? "is " : "are ") + d;
+      else if (d.rfind("released", 0) == 0 || d.rfind("waiting", 0) == 0) verb = (one ? "is " : "are ") + d;
       others += (others.empty() ? "" : "; ") + std::string(one ? "item " : "items ") + cpu::ranges(ids) + " " + verb;
     }
     if (others.empty()) others = "none (it is the group's only work-item)";

@@ -27,6 +27,12 @@ schedule schedule::from_environment() {
         std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SCHEDULE=%s (expected forward, reverse or random)\n",
                      v);
     }
+    if (const char* v = std::getenv("KI_REFERENCE_INTERLEAVE"); v != nullptr && *v != '\0') {
+      const std::string o = v;
+      if (o == "atomics") r.interleave_atomics = true;
+      else if (o == "none") r.interleave_atomics = false;
+      else std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_INTERLEAVE=%s (expected atomics or none)\n", v);
+    }
     return r;
   }();
   return s;

@@ -201,4 +201,113 @@ TEST_CASE("explore: a correct kernel gives identical outputs under every seed", 
   CHECK(r.str() == "ki::reference::explore: 6 executions, identical outputs\n");
 }
 
+/// Each work-item adds 1 to a counter in local memory `rounds` times, by one of three updates,
+/// then work-item 0 writes the count; `retries` counts compare-exchange failures (a global
+/// atomic: the local counter's contention, seen from outside).
+struct local_count {
+  int how = 0;  // 0: fetch_add; 1: a compare-exchange loop; 2: an atomic load, then an atomic store
+  void operator()(ki::span<i64> out, ki::span<i64> retries) const {
+    auto c = ki::localmemory<i64, 1>([] {});
+    const i64 l = ki::get_local_id().x;
+    if (l == 0) c[0] = 0;
+    ki::barrier();
+    for (int r = 0; r < 4; ++r) {
+      if (how == 0) {
+        ki::atomic_fetch_add(&c[0], i64{1});
+      } else if (how == 1) {
+        i64 seen = ki::atomic_load(&c[0]);
+        while (!ki::atomic_compare_exchange(&c[0], seen, seen + 1)) ki::atomic_fetch_add(&retries[0], i64{1});
+      } else {
+        const i64 v = ki::atomic_load(&c[0]);  // (not one atomic update: another may come between)
+        ki::atomic_store(&c[0], v + 1);
+      }
+    }
+    ki::barrier();
+    if (l == 0) out[0] = c[0];
+  }
+};
+
+std::pair<i64, i64> count_locally(const ki::reference::backend& b, int how) {
+  auto out = ki::zeros<i64>(b, 1);
+  auto retries = ki::zeros<i64>(b, 1);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, local_count{how}, out, retries);
+  ki::synchronize(b);
+  return {ki::to_host(b, out)[0], ki::to_host(b, retries)[0]};
+}
+
+TEST_CASE("exploration: interleaving at atomics makes local atomics contend", "[oracle][explore]") {
+  for (const std::uint64_t seed : {0, 1, 5}) {
+    INFO("seed " << seed);
+    auto b = backend_for("cuda", seed);
+    // Without interleaving a work-item runs from barrier to barrier alone: every update works,
+    // the load-then-store one too, and compare-exchange never fails.
+    CHECK(count_locally(b, 0) == std::pair<i64, i64>{32, 0});
+    CHECK(count_locally(b, 1) == std::pair<i64, i64>{32, 0});
+    CHECK(count_locally(b, 2) == std::pair<i64, i64>{32, 0});
+    // Interleaved at each atomic: fetch_add and the compare-exchange loop still count 8 x 4, the
+    // loop now retries; the load-then-store update loses increments (each round of 8 work-items
+    // loads the same value).
+    b.schedule.interleave_atomics = true;
+    CHECK(count_locally(b, 0) == std::pair<i64, i64>{32, 0});
+    const auto [cas, retried] = count_locally(b, 1);
+    CHECK(cas == 32);
+    CHECK(retried > 0);
+    CHECK(count_locally(b, 2).first < 32);
+  }
+}
+
+TEST_CASE("exploration: interleaving at atomics ends a spin-wait on another work-item; without it, no-progress",
+          "[oracle][explore]") {
+  // Work-item 1 polls a local flag that work-item 0 sets. Reverse order runs 1 first: alone, it
+  // polls forever (reported); interleaved, 0 runs at 1's first poll and sets it.
+  struct spin {
+    void operator()(ki::span<i64> out, ki::span<i64>) const {
+      auto flag = ki::localmemory<int, 1>([] {});
+      const i64 l = ki::get_local_id().x;
+      if (l == 1) {
+        while (ki::atomic_load(&flag[0], ki::memory_order::acquire) != 1) {
+        }
+        out[0] = 7;
+      }
+      if (l == 0) ki::atomic_store(&flag[0], 1, ki::memory_order::release);
+    }
+  };
+  auto b = backend_for("cuda", 1);
+  b.spin_limit = 1000;
+  auto out = ki::zeros<i64>(b, 1);
+  auto unused = ki::zeros<i64>(b, 1);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 2}, spin{}, out, unused);
+  CHECK_THROWS_AS(ki::synchronize(b), ki::kernel_error);
+  b.schedule.interleave_atomics = true;
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 2}, spin{}, out, unused);
+  ki::synchronize(b);
+  CHECK(ki::to_host(b, out)[0] == 7);
+}
+
+TEST_CASE("exploration: interleaving at atomics with nobody else to run still reports a spin", "[oracle][explore]") {
+  // Work-item 0 waits for a flag nobody sets while work-item 1 waits at a barrier: interleaving
+  // finds no one to run, and the spin watch reports the wait.
+  struct alone {
+    void operator()(ki::span<i64> flag, ki::span<i64>) const {
+      if (ki::get_local_id().x == 0)
+        while (ki::atomic_load(&flag[0]) == 0) {
+        }
+      ki::barrier();
+    }
+  };
+  auto b = backend_for("cuda", 0);
+  b.spin_limit = 1000;
+  b.schedule.interleave_atomics = true;
+  auto flag = ki::zeros<i64>(b, 1);
+  auto unused = ki::zeros<i64>(b, 1);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 2}, alone{}, flag, unused);
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::no_progress);
+    CHECK(e.local() == ki::xyz<i64>{0, 0, 0});
+  }
+}
+
 }  // namespace

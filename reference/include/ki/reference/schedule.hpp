@@ -28,14 +28,25 @@ struct schedule {
   /// 0: no exploration. Otherwise it seeds the random order, and (re)seeds adversarial layouts
   /// (only where the profile does not promise a linear one) and the poison of unspecified values.
   std::uint64_t seed = 0;
+  /// Interleave the work-items of a group at atomic operations, not only at barriers and
+  /// sub-group functions: before each atomic operation (KI kernels) the work-item lets the others
+  /// that can run go first, each up to its own next atomic operation or sync point, in turn. The
+  /// model allows it (no order is promised between the work-items of a group), so a kernel whose
+  /// result changes under it has a bug: an update made of an atomic load and an atomic store
+  /// loses increments, compare-exchange loops see contention. A spin-wait on another work-item
+  /// of the group then ends when that one sets the value, as on a GPU that schedules threads
+  /// independently; without this the oracle reports it (no_progress). Off by default;
+  /// KI_REFERENCE_INTERLEAVE=atomics turns it on.
+  bool interleave_atomics = false;
 
   /// The choice of seed s (see above).
   static constexpr schedule from_seed(std::uint64_t s) {
-    return {s == 0 ? order::forward : s == 1 ? order::reverse : order::random, s};
+    return {s == 0 ? order::forward : s == 1 ? order::reverse : order::random, s, false};
   }
   /// KI_REFERENCE_SEED=<n> (from_seed(n)), optionally overridden in its order by
-  /// KI_REFERENCE_SCHEDULE=forward|reverse|random. Neither set: seed 0. Read once per process;
-  /// an unparsable value is reported on stderr and ignored.
+  /// KI_REFERENCE_SCHEDULE=forward|reverse|random, and KI_REFERENCE_INTERLEAVE=atomics (or
+  /// none). None set: seed 0. Read once per process; an unparsable value is reported on stderr
+  /// and ignored.
   static schedule from_environment();
 };
 

@@ -213,6 +213,10 @@ struct atomic_watch {
   /// The executor's part: report the work-item (throws, from inside it), or set next_check
   /// later.
   void (*stuck)(void* ctx, const void* p, const char* what, const source_location& where) = nullptr;
+  /// Set while the schedule interleaves work-items at atomics (ki::reference::schedule::
+  /// interleave_atomics): called before each atomic operation, it lets the other work-items of
+  /// the group that can run do so first (up to their own next atomic or sync point).
+  void (*interleave)(void* ctx) = nullptr;
   void* ctx = nullptr;
 
   void forget() {
@@ -231,6 +235,7 @@ inline constinit thread_local atomic_watch* current_watch = nullptr;
 /// 13-28% slower (BM_ka_histogram, BM_simd_histogram); out of line it costs the oracle a call.
 template <class T>
 [[gnu::noinline]] void watch_atomic_on(atomic_watch* w, T* p, const char* what, const source_location& where) {
+  if (w->interleave != nullptr) w->interleave(w->ctx);
   const T v = std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
