@@ -27,7 +27,10 @@ void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i6
   race_where_.clear();
   first_race_.reset();
   // (empty unless the kernel was compiled in checked mode)
-  if (!shadow_.empty()) shadow_.clear();
+  if (!shadow_.empty()) {
+    shadow_.clear();
+    shadow_cache_.fill({});
+  }
   if (!group_globals_.empty()) group_globals_.clear();
   drop_pending();
   deferred_.size = 0;
@@ -109,12 +112,15 @@ void race_detector::plain(const void* addr, std::size_t size, bool write, const 
   if (it == nullptr || size == 0) return;
   const auto* b = static_cast<const unsigned char*>(addr);
   // Which memory: an element of a subscripted array, local memory, an allocation; else none.
-  const checked::array_info* named = nullptr;
+  // (The misses, most accesses of a kernel, cost a few comparisons and a binary search.)
+  const local_alloc* local = local_of(addr);
+  const checked::array_info* named = names_.array_of(addr);
+  const cpu::allocation_view::range* alloc = local == nullptr && named == nullptr ? allocs_.find(addr) : nullptr;
+  if (local == nullptr && named == nullptr && alloc == nullptr)
+    return;  // not memory this mode checks (the stack, the kernel object, the executor's state)
   std::optional<cpu::array_names::subscript> sub;
   if (plain_owner_ == it) sub = names_.take(addr);
   if (sub) named = &sub->a;
-  const local_alloc* local = local_of(addr);
-  if (named == nullptr) named = names_.array_of(addr);
   const unsigned char* base;
   std::size_t esize;
   i64 count;
@@ -126,12 +132,10 @@ void race_detector::plain(const void* addr, std::size_t size, bool write, const 
     base = static_cast<const unsigned char*>(local->p);
     esize = size;
     count = static_cast<i64>(local->bytes / size);
-  } else if (const auto* r = allocs_.find(addr)) {
-    base = r->begin;
-    esize = size;
-    count = static_cast<i64>(r->bytes / size);
   } else {
-    return;  // not memory this mode checks (the stack, the kernel object, the executor's state)
+    base = alloc->begin;
+    esize = size;
+    count = static_cast<i64>(alloc->bytes / size);
   }
   try {
     if (it != access_owner_) {
@@ -142,7 +146,8 @@ void race_detector::plain(const void* addr, std::size_t size, bool write, const 
     const source_location where = sub ? sub->where : source_location{};
     // One access may span several elements (a vectorised loop's load, a struct copy).
     const i64 first = (b - base) / static_cast<i64>(esize);
-    const i64 last = (b + size - 1 - base) / static_cast<i64>(esize);
+    i64 last = (b + size - 1 - base) / static_cast<i64>(esize);
+    if (count > 0 && last >= count) last = count - 1;  // (a wide load at the end of an array)
     for (i64 index = first; index <= last; ++index) {
       const unsigned char* e = base + index * static_cast<i64>(esize);
       const access_rec mine{it->local_linear, where, sg_serial_, pc};
@@ -255,7 +260,7 @@ void race_detector::flush_accesses() {
 void race_detector::judge(const void* addr, const access_rec& mine, bool changed, bool real_read, i64 count,
                           i64 index, const local_alloc* local, const source_location* first) {
   const cpu::item_state& me = item_at(mine.item);
-  shadow& sh = shadow_[addr];
+  shadow& sh = shadow_of(addr);
   const std::uint64_t interval = local != nullptr ? local_interval_ : global_interval_;
   if (sh.epoch != interval) {
     sh.epoch = interval;

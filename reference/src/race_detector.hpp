@@ -20,6 +20,7 @@
 // between them. Atomic accesses are exempt. Races between work-groups are found at the launch's end from each group's global
 // accesses (inter_group_race).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -244,6 +245,17 @@ class race_detector final : public ki::detail::checked::recorder {
   std::unordered_map<const void*, std::size_t> access_index_;  // for long segments
   const cpu::item_state* access_owner_ = nullptr;
   std::unordered_map<const void*, shadow> shadow_;
+  /// A direct-mapped cache in front of shadow_ (its values do not move when it rehashes).
+  struct shadow_slot {
+    const void* addr = nullptr;
+    shadow* s = nullptr;
+  };
+  std::array<shadow_slot, 1024> shadow_cache_{};
+  shadow& shadow_of(const void* a) {
+    shadow_slot& c = shadow_cache_[(reinterpret_cast<std::uintptr_t>(a) >> 2) & (shadow_cache_.size() - 1)];
+    if (c.addr != a) c = {a, &shadow_[a]};
+    return *c.s;
+  }
   std::unordered_map<const void*, global_access> group_globals_;
   std::int64_t races_ = 0;
   std::vector<std::string> race_instances_, race_where_;

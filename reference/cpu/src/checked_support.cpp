@@ -49,10 +49,12 @@ void allocation_view::refresh() {
   version_ = r.version.load(std::memory_order_relaxed);
   ranges_.clear();
   for (const auto& [p, n] : r.live) ranges_.push_back({p, n});
+  lo_ = ranges_.empty() ? nullptr : ranges_.front().begin;
+  hi_ = nullptr;
+  for (const auto& x : ranges_) hi_ = std::max(hi_, x.begin + x.bytes, std::less<>());
 }
 
-const allocation_view::range* allocation_view::find(const void* p) const {
-  const auto* b = static_cast<const unsigned char*>(p);
+const allocation_view::range* allocation_view::search(const unsigned char* b) const {
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), b,
                              [](const unsigned char* x, const range& r) { return std::less<>()(x, r.begin); });
   if (it == ranges_.begin()) return nullptr;
@@ -61,32 +63,29 @@ const allocation_view::range* allocation_view::find(const void* p) const {
 }
 
 void array_names::add(const checked::array_info& a, std::int64_t index, const source_location& where) {
-  recent_[next_] = {a, index, where};
+  const auto* d = static_cast<const unsigned char*>(a.data);
+  const auto* e = d + index * static_cast<std::int64_t>(a.element_size);
+  recent_[next_] = {a, index, where, e, e + a.element_size};
   next_ = (next_ + 1) % ring;
+  ++live_;
   // The group's arrays: few (a kernel's arguments and local arrays); the newest last.
-  if (!arrays_.empty() && arrays_.back().data == a.data && arrays_.back().count == a.count) return;
+  if (!arrays_.empty() && arrays_.back().a.data == a.data && arrays_.back().a.count == a.count) return;
   for (std::size_t k = arrays_.size(); k-- > 0;)
-    if (arrays_[k].data == a.data && arrays_[k].count == a.count && arrays_[k].element_size == a.element_size) {
+    if (arrays_[k].a.data == a.data && arrays_[k].a.count == a.count && arrays_[k].a.element_size == a.element_size) {
       std::rotate(arrays_.begin() + static_cast<std::ptrdiff_t>(k), arrays_.begin() + static_cast<std::ptrdiff_t>(k) + 1,
                   arrays_.end());
       return;
     }
   if (arrays_.size() == 64) arrays_.erase(arrays_.begin());  // (many views: forget the oldest)
-  arrays_.push_back(a);
+  arrays_.push_back({a, d, d + a.count * static_cast<std::int64_t>(a.element_size)});
 }
-
-namespace {
-bool holds(const checked::array_info& a, std::int64_t index, const unsigned char* p) {
-  const auto* e = static_cast<const unsigned char*>(a.data) + index * static_cast<std::int64_t>(a.element_size);
-  return p >= e && p < e + a.element_size;
-}
-}  // namespace
 
 const array_names::subscript* array_names::recent(const void* p) const {
+  if (live_ == 0) return nullptr;
   const auto* b = static_cast<const unsigned char*>(p);
   for (std::size_t k = 0; k < ring; ++k) {
     const subscript& s = recent_[(next_ + ring - 1 - k) % ring];
-    if (s.a.data != nullptr && holds(s.a, s.index, b)) return &s;
+    if (b >= s.begin && b < s.end) return &s;
   }
   return nullptr;
 }
@@ -95,22 +94,21 @@ std::optional<array_names::subscript> array_names::take(const void* p) {
   const subscript* s = recent(p);
   if (s == nullptr) return std::nullopt;
   subscript r = *s;
-  const_cast<subscript*>(s)->a.data = nullptr;
+  auto* m = const_cast<subscript*>(s);
+  m->begin = m->end = nullptr;
   return r;
 }
 
 void array_names::forget(const void* p) {
   const auto* b = static_cast<const unsigned char*>(p);
   for (auto& s : recent_)
-    if (s.a.data != nullptr && holds(s.a, s.index, b)) s.a.data = nullptr;
+    if (b >= s.begin && b < s.end) s.begin = s.end = nullptr;
 }
 
 const checked::array_info* array_names::array_of(const void* p) const {
   const auto* b = static_cast<const unsigned char*>(p);
-  for (std::size_t k = arrays_.size(); k-- > 0;) {
-    const auto* d = static_cast<const unsigned char*>(arrays_[k].data);
-    if (b >= d && b < d + arrays_[k].count * static_cast<std::int64_t>(arrays_[k].element_size)) return &arrays_[k];
-  }
+  for (std::size_t k = arrays_.size(); k-- > 0;)
+    if (b >= arrays_[k].begin && b < arrays_[k].end) return &arrays_[k].a;
   return nullptr;
 }
 

@@ -119,15 +119,19 @@ class ka_races final : public ki::detail::checked::recorder {
     const auto& st = own_->view != nullptr ? *own_->view : *own_;
     if (!st.in_phase || st.current < 0 || size == 0) return;  // group-level code
     const auto* b = static_cast<const unsigned char*>(addr);
-    std::optional<array_names::subscript> sub;
-    if (names_owner_ == st.current) sub = names_.take(addr);
-    const ki::detail::checked::array_info* named = sub ? &sub->a : names_.array_of(addr);
-    const unsigned char* base;
-    std::size_t esize;
-    i64 count;
+    const ki::detail::checked::array_info* named = names_.array_of(addr);
     const local_site* site = nullptr;
     if (named == nullptr) site = local_of(b);
     if (named == nullptr && site == nullptr) site = site_of(*privates_, b);
+    const allocation_view::range* alloc = named == nullptr && site == nullptr ? allocs_.find(addr) : nullptr;
+    if (named == nullptr && site == nullptr && alloc == nullptr)
+      return;  // not memory this mode checks (stacks, the kernel object, the runtime's state)
+    std::optional<array_names::subscript> sub;
+    if (names_owner_ == st.current) sub = names_.take(addr);
+    if (sub) named = &sub->a;
+    const unsigned char* base;
+    std::size_t esize;
+    i64 count;
     if (named != nullptr) {
       base = static_cast<const unsigned char*>(named->data);
       esize = named->element_size;
@@ -136,17 +140,17 @@ class ka_races final : public ki::detail::checked::recorder {
       base = static_cast<const unsigned char*>(site->p);
       esize = size;
       count = static_cast<i64>(site->bytes / size);
-    } else if (const auto* r = allocs_.find(addr)) {
-      base = r->begin;
-      esize = size;
-      count = static_cast<i64>(r->bytes / size);
     } else {
-      return;  // not memory this mode checks (stacks, the kernel object, the runtime's state)
+      base = alloc->begin;
+      esize = size;
+      count = static_cast<i64>(alloc->bytes / size);
     }
     try {
       if (!pending_.empty() && (pending_.front().item != st.current || pending_.front().epoch != st.epoch)) flush();
       const source_location where = sub ? sub->where : source_location{};
-      const i64 first = (b - base) / static_cast<i64>(esize), last = (b + size - 1 - base) / static_cast<i64>(esize);
+      const i64 first = (b - base) / static_cast<i64>(esize);
+      i64 last = (b + size - 1 - base) / static_cast<i64>(esize);
+      if (count > 0 && last >= count) last = count - 1;  // (a wide load at the end of an array)
       for (i64 index = first; index <= last; ++index) {
         const unsigned char* e = base + index * static_cast<i64>(esize);
         pending_.push_back({e, esize, bytes_.size(), index, count, where, st.current, st.epoch, false,

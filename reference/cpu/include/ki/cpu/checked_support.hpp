@@ -29,10 +29,16 @@ class allocation_view {
   /// Re-reads the allocations if they changed since the last call (once per work-group).
   void refresh();
   /// The allocation holding p, or null.
-  const range* find(const void* p) const;
+  const range* find(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    if (b < lo_ || b >= hi_) return nullptr;  // (most misses: the stack, the kernel object)
+    return search(b);
+  }
 
  private:
+  const range* search(const unsigned char* b) const;
   std::vector<range> ranges_;  // sorted by begin
+  const unsigned char *lo_ = nullptr, *hi_ = nullptr;  // the span of all of them
   std::uint64_t version_ = ~0ull;
 };
 
@@ -45,13 +51,16 @@ class array_names {
     checked::array_info a;
     std::int64_t index;
     source_location where;
+    const unsigned char *begin = nullptr, *end = nullptr;  // the element's bytes (null: none)
   };
   void clear_arrays() {
     arrays_.clear();
     clear_subscripts();
   }
   void clear_subscripts() {
-    for (auto& s : recent_) s.a.data = nullptr;
+    if (live_ == 0) return;
+    for (auto& s : recent_) s.begin = s.end = nullptr;
+    live_ = 0;
   }
   void add(const checked::array_info& a, std::int64_t index, const source_location& where);
   /// The most recent subscript of the element holding p (one of the last few), or null.
@@ -65,10 +74,14 @@ class array_names {
   void forget(const void* p);
 
  private:
+  struct array {
+    checked::array_info a;
+    const unsigned char *begin, *end;
+  };
   static constexpr std::size_t ring = 8;
   subscript recent_[ring]{};
-  std::size_t next_ = 0;
-  std::vector<checked::array_info> arrays_;  // most recently added last
+  std::size_t next_ = 0, live_ = 0;  // live_: entries set since the last clear (0: skip the search)
+  std::vector<array> arrays_;  // most recently added last
 };
 
 /// The source line of the code at pc (a return address of a hook: the instruction before it)
