@@ -115,6 +115,26 @@ struct atomics_everywhere {
   }
 };
 
+/// KA: every work-item adds to one localmem counter atomically in one phase (local memory there
+/// is group-private: atomics on it must still reach the hooks as atomics, not as plain accesses).
+struct ka_atomics {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    auto c = g.template localmem<i64, 1>([] {});
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) c[0] = 0;
+    });
+    g.synchronize();
+    g.items([&](auto i) {
+      out[i.global_linear()] = 0;  // (a plain access first: the previous item's are judged now)
+      ki::atomic_fetch_add(&c[0], i64{1});
+      ki::atomic_fetch_add(c.data(), i64{2});
+    });
+    g.synchronize();
+    g.items([&](auto i) { out[i.global_linear()] = c[0]; });
+  }
+};
+
 /// A KA kernel's neighbour exchange through a pointer into its localmem, in one phase.
 struct ka_pointer {
   static constexpr unsigned line_write = __LINE__ + 6, line_read = __LINE__ + 7;
@@ -228,6 +248,21 @@ TEST_CASE("checked: atomics through the hooks never race and compute the atomic 
     CHECK(o.out == std::vector<i64>(128, 3 * 64 + 64));
     CHECK(ki::to_host(b, sum)[0] == 128.0f);
   }
+}
+
+TEST_CASE("checked: KA atomics on localmem through the hooks never race", "[oracle][checked][hooks]") {
+  auto b = backend_for("cuda");
+  auto out = ki::zeros<i64>(b, 32);
+  std::string w;
+  try {
+    ki::ka::kernel(b, ka_atomics{}, ki::ka::groupsize<16>)({.ndrange = 32, .name = "ka_atomics"}, out);
+    ki::synchronize(b);
+  } catch (const ki::kernel_error& e) {
+    w = e.what();
+  }
+  INFO(w);
+  CHECK(w.empty());
+  CHECK(ki::to_host(b, out) == std::vector<i64>(32, 3 * 16));
 }
 
 TEST_CASE("checked: a KA race through a pointer into localmem", "[oracle][checked][hooks]") {

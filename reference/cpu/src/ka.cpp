@@ -164,8 +164,10 @@ class ka_races final : public ki::detail::checked::recorder {
   void barrier_flags(unsigned) override {}
   void atomic(const void* p) override {
     names_.forget(p);
+    // (The running work-item's accesses only: pending_ may still hold the previous item's.)
+    const auto& st = own_->view != nullptr ? *own_->view : *own_;
     for (auto& q : pending_)
-      if (q.addr == p) q.atomic = true;
+      if (q.addr == p && q.item == st.current && q.epoch == st.epoch) q.atomic = true;
   }
   /// The first race of the group (its message and the second work-item), after resolving.
   struct found {
