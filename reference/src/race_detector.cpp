@@ -110,14 +110,21 @@ void race_detector::name(const checked::array_info& a, i64 index, const source_l
 void race_detector::plain(const void* addr, std::size_t size, bool write, const void* pc) {
   const cpu::item_state* it = cpu::current;
   if (it == nullptr || size == 0) return;
-  const auto* b = static_cast<const unsigned char*>(addr);
   // Which memory: an element of a subscripted array, local memory, an allocation; else none.
-  // (The misses, most accesses of a kernel, cost a few comparisons and a binary search.)
+  // (The misses, most accesses of a kernel, cost a few comparisons and a binary search, here,
+  // without the frame of the recording below.)
   const local_alloc* local = local_of(addr);
   const checked::array_info* named = names_.array_of(addr);
   const cpu::allocation_view::range* alloc = local == nullptr && named == nullptr ? allocs_.find(addr) : nullptr;
   if (local == nullptr && named == nullptr && alloc == nullptr)
     return;  // not memory this mode checks (the stack, the kernel object, the executor's state)
+  record_plain(it, addr, size, write, pc, local, named, alloc);
+}
+
+void race_detector::record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,
+                                 const void* pc, const local_alloc* local, const checked::array_info* named,
+                                 const cpu::allocation_view::range* alloc) {
+  const auto* b = static_cast<const unsigned char*>(addr);
   std::optional<cpu::array_names::subscript> sub;
   if (plain_owner_ == it) sub = names_.take(addr);
   if (sub) named = &sub->a;
@@ -195,12 +202,6 @@ std::size_t race_detector::find_access(const void* addr) {
   return f == access_index_.end() ? npos : f->second;
 }
 
-const local_alloc* race_detector::local_of(const void* p) const {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (const auto& l : *g_.locals)
-    if (b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes) return &l;
-  return nullptr;
-}
 
 // Ordered within a barrier interval: the same work-item, or a sub_group_barrier that r's
 // work-item passed after r and whose lanes include mine (then I passed it too, with it, and my

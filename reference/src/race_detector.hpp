@@ -216,7 +216,17 @@ class race_detector final : public ki::detail::checked::recorder {
                                                      static_cast<std::size_t>(linear) * g_.stride);
   }
   std::size_t find_access(const void* addr);
-  const local_alloc* local_of(const void* p) const;
+  const local_alloc* local_of(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (const auto& l : *g_.locals)
+      if (b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes)
+        return &l;
+    return nullptr;
+  }
+  [[gnu::noinline]] void record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,
+                                      const void* pc, const local_alloc* local,
+                                      const ki::detail::checked::array_info* named,
+                                      const cpu::allocation_view::range* alloc);
   bool ordered(const access_rec& r, const cpu::item_state& me) const;
   std::string describe(std::int64_t index, std::int64_t count, const local_alloc* local) const;
   void race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b, const char* b_did,

@@ -105,13 +105,6 @@ void array_names::forget(const void* p) {
     if (b >= s.begin && b < s.end) s.begin = s.end = nullptr;
 }
 
-const checked::array_info* array_names::array_of(const void* p) const {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (std::size_t k = arrays_.size(); k-- > 0;)
-    if (b >= arrays_[k].begin && b < arrays_[k].end) return &arrays_[k].a;
-  return nullptr;
-}
-
 namespace {
 /// The module holding pc and pc's address as addr2line wants it (relative to the module's load
 /// address: position-independent executables and shared libraries; 0 for a fixed executable).

@@ -69,7 +69,12 @@ class array_names {
   /// `a[i] += 1` or later uses of `auto& r = a[i]`, are named by their instructions' lines).
   std::optional<subscript> take(const void* p);
   /// The array holding p that was subscripted in this group (the latest), or null.
-  const checked::array_info* array_of(const void* p) const;
+  const checked::array_info* array_of(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t k = arrays_.size(); k-- > 0;)
+      if (b >= arrays_[k].begin && b < arrays_[k].end) return &arrays_[k].a;
+    return nullptr;
+  }
   /// Forgets the subscripts of the element at p (an atomic took its address).
   void forget(const void* p);
 
