@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include <ki/cpu/checked_support.hpp>
 #include <ki/config.hpp>
 #include <ki/detail/options.hpp>
 #include <ki/reference/backend.hpp>
@@ -241,17 +242,22 @@ void* allocate(const backend& b, std::size_t bytes) {
   void* p = std::aligned_alloc(64, n == 0 ? 64 : n);
   if (p == nullptr) throw std::bad_alloc();
   poison_fill(p, bytes);
+  ki::detail::cpu::checked_allocation_added(p, bytes);  // (global memory checked-access mode watches)
   return p;
 }
 
 void free(const backend& b, int device, void* p) noexcept {
+  const auto release = [](void* m) {
+    ki::detail::cpu::checked_allocation_removed(m);
+    std::free(m);
+  };
   queue* q = find_queue(device);
-  if (q == nullptr) return std::free(p);  // this thread queued nothing there
+  if (q == nullptr) return release(p);  // this thread queued nothing there
   try {
-    queue_for(device)->push([p](queue&) { std::free(p); }, b.queue);
+    queue_for(device)->push([p, release](queue&) { release(p); }, b.queue);
   } catch (...) {  // no memory for the operation: wait instead
     q->drain();
-    std::free(p);
+    release(p);
   }
 }
 

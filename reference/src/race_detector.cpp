@@ -27,9 +27,17 @@ void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i6
   race_where_.clear();
   first_race_.reset();
   // (empty unless the kernel was compiled in checked mode)
-  if (!shadow_.empty()) shadow_.clear();
+  if (!shadow_.empty()) {
+    shadow_.clear();
+    shadow_cache_.fill({});
+  }
   if (!group_globals_.empty()) group_globals_.clear();
   drop_pending();
+  deferred_.size = 0;
+  names_.clear_arrays();
+  plain_owner_ = nullptr;
+  out_of_memory_ = false;
+  allocs_.refresh();
   round_flags_ = local_bit | global_bit;  // (a failed group may have left a narrowed round)
   if (sg_passes_.size() != static_cast<std::size_t>(g.count)) sg_passes_.assign(static_cast<std::size_t>(g.count), {});
   else if (sg_dirty_)
@@ -39,6 +47,7 @@ void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i6
 }
 
 void race_detector::drop_pending() {
+  deferred_.size = 0;
   accesses_.clear();
   access_bytes_.clear();
   access_index_.clear();
@@ -84,7 +93,100 @@ void race_detector::access(const checked::array_info& a, i64 index, const source
   access_bytes_.insert(access_bytes_.end(), addr, addr + a.element_size);
 }
 
+void race_detector::name(const checked::array_info& a, i64 index, const source_location& where) {
+  const cpu::item_state* it = cpu::current;
+  if (it == nullptr) return;
+  if (it != plain_owner_) {
+    names_.clear_subscripts();
+    plain_owner_ = it;
+  }
+  try {
+    names_.add(a, index, where);
+  } catch (...) {  // (the hooks' callers expect no exception)
+    out_of_memory_ = true;
+  }
+}
+
+void race_detector::plain(const void* addr, std::size_t size, bool write, const void* pc) {
+  const cpu::item_state* it = cpu::current;
+  if (it == nullptr || size == 0) return;
+  // Which memory: an element of a subscripted array, local memory, an allocation; else none.
+  // (The misses, most accesses of a kernel, cost a few comparisons and a binary search, here,
+  // without the frame of the recording below.)
+  const local_alloc* local = local_of(addr);
+  const checked::array_info* named = names_.array_of(addr);
+  const cpu::allocation_view::range* alloc = local == nullptr && named == nullptr ? allocs_.find(addr) : nullptr;
+  if (local == nullptr && named == nullptr && alloc == nullptr)
+    return;  // not memory this mode checks (the stack, the kernel object, the executor's state)
+  record_plain(it, addr, size, write, pc, local, named, alloc);
+}
+
+void race_detector::record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,
+                                 const void* pc, const local_alloc* local, const checked::array_info* named,
+                                 const cpu::allocation_view::range* alloc) {
+  const auto* b = static_cast<const unsigned char*>(addr);
+  std::optional<cpu::array_names::subscript> sub;
+  if (plain_owner_ == it) sub = names_.take(addr);
+  if (sub) named = &sub->a;
+  const unsigned char* base;
+  std::size_t esize;
+  i64 count;
+  if (named != nullptr) {
+    base = static_cast<const unsigned char*>(named->data);
+    esize = named->element_size;
+    count = named->count;
+  } else if (local != nullptr) {
+    base = static_cast<const unsigned char*>(local->p);
+    esize = size;
+    count = static_cast<i64>(local->bytes / size);
+  } else {
+    base = alloc->begin;
+    esize = size;
+    count = static_cast<i64>(alloc->bytes / size);
+  }
+  try {
+    if (it != access_owner_) {
+      flush();  // (another item's pending accesses, subscripts-only translation units)
+      access_owner_ = it;
+    }
+    if (deferred_.size != 0) settle();
+    const source_location where = sub ? sub->where : source_location{};
+    // One access may span several elements (a vectorised loop's load, a struct copy).
+    const i64 first = (b - base) / static_cast<i64>(esize);
+    i64 last = (b + size - 1 - base) / static_cast<i64>(esize);
+    if (count > 0 && last >= count) last = count - 1;  // (a wide load at the end of an array)
+    for (i64 index = first; index <= last; ++index) {
+      const unsigned char* e = base + index * static_cast<i64>(esize);
+      const access_rec mine{it->local_linear, where, sg_serial_, pc};
+      if (g_.on_access != nullptr) [[unlikely]]
+        g_.on_access(g_.on_access_ctx, *it, e, index, loc(mine));
+      if (write && !g_.same_value_race && esize <= sizeof deferred_.old && first == last) {
+        // same_value_writes::allowed: judged once the new bytes are there.
+        deferred_.addr = e;
+        deferred_.size = esize;
+        std::memcpy(deferred_.old, e, esize);
+        deferred_.rec = mine;
+        deferred_.count = count;
+        deferred_.index = index;
+        *g_.fast_point = g_.closed;  // (the next barrier settles it first: its slow path)
+        continue;
+      }
+      judge(e, mine, write, !write, count, index, local_of(e), nullptr);
+    }
+  } catch (...) {  // (the hooks' callers expect no exception: reported when the group ends)
+    out_of_memory_ = true;
+  }
+}
+
+void race_detector::settle() {
+  const deferred_write d = deferred_;
+  deferred_.size = 0;
+  const bool changed = std::memcmp(d.addr, d.old, d.size) != 0;
+  judge(d.addr, d.rec, changed, false, d.count, d.index, local_of(d.addr), nullptr);
+}
+
 void race_detector::atomic(const void* p) {
+  names_.forget(p);
   if (cpu::current != access_owner_) return;
   if (const std::size_t k = find_access(p); k != npos) accesses_[k].atomic = true;
 }
@@ -100,12 +202,6 @@ std::size_t race_detector::find_access(const void* addr) {
   return f == access_index_.end() ? npos : f->second;
 }
 
-const local_alloc* race_detector::local_of(const void* p) const {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (const auto& l : *g_.locals)
-    if (b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes) return &l;
-  return nullptr;
-}
 
 // Ordered within a barrier interval: the same work-item, or a sub_group_barrier that r's
 // work-item passed after r and whose lanes include mine (then I passed it too, with it, and my
@@ -123,28 +219,29 @@ bool race_detector::ordered(const access_rec& r, const cpu::item_state& me) cons
   return false;
 }
 
-std::string race_detector::describe(const pending_access& p, const local_alloc* local) const {
-  if (local) return "element " + std::to_string(p.index) + " of localmemory at " + to_string(local->where);
-  return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
+std::string race_detector::describe(i64 index, i64 count, const local_alloc* local) const {
+  if (local) return "element " + std::to_string(index) + " of localmemory at " + to_string(local->where);
+  return "element " + std::to_string(index) + " of a ki::span of " + std::to_string(count) + " elements";
 }
 
 void race_detector::race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b,
-                         const char* b_did, const pending_access& p, const local_alloc* local) {
+                         const char* b_did, const void* addr, i64 index, i64 count, const local_alloc* local) {
   ++races_;
   const cpu::item_state& ia = item_at(a.item);
   const cpu::item_state& ib = item_at(b.item);
   if (race_instances_.size() < max_instances || g_.on_race != nullptr) {
-    std::string text = std::string(kind) + " race on " + describe(p, local) + ": work-item " + to_string(ia.local_id) +
-                       " " + a_did + " it at " + to_string(a.where) + ", then work-item " + to_string(ib.local_id) +
-                       " " + b_did + " it at " + to_string(b.where) + ", with no barrier between them";
+    std::string text = std::string(kind) + " race on " + describe(index, count, local) + ": work-item " +
+                       to_string(ia.local_id) + " " + a_did + " it at " + to_string(loc(a)) + ", then work-item " +
+                       to_string(ib.local_id) + " " + b_did + " it at " + to_string(loc(b)) +
+                       ", with no barrier between them";
     if (g_.on_race != nullptr) [[unlikely]]
-      g_.on_race(g_.on_access_ctx, race_note{kind, a.item, b.item, a.where, b.where, p.addr, p.index, text});
+      g_.on_race(g_.on_access_ctx, race_note{kind, a.item, b.item, loc(a), loc(b), addr, index, text});
     if (race_instances_.size() < max_instances) race_instances_.push_back(std::move(text));
   }
   if (!first_race_) {
-    first_race_.emplace(b.where, ib.local_id);
-    race_where_ = {to_string(a.where)};
-    if (to_string(b.where) != race_where_.front()) race_where_.push_back(to_string(b.where));
+    first_race_.emplace(loc(b), ib.local_id);
+    race_where_ = {to_string(loc(a))};
+    if (to_string(loc(b)) != race_where_.front()) race_where_.push_back(to_string(loc(b)));
   }
 }
 
@@ -153,52 +250,61 @@ void race_detector::flush_accesses() {
   for (const pending_access& p : accesses_) {
     if (p.atomic) continue;
     const bool changed = std::memcmp(p.addr, access_bytes_.data() + p.old, p.size) != 0;
-    const local_alloc* local = local_of(p.addr);
-    shadow& sh = shadow_[p.addr];
-    const std::uint64_t interval = local != nullptr ? local_interval_ : global_interval_;
-    if (sh.epoch != interval) {
-      sh.epoch = interval;
-      sh.writer.item = sh.readers[0].item = sh.readers[1].item = -1;
-    }
-    // A write is named by the last access of the segment, a read by the first.
-    const access_rec mine{me.local_linear, changed ? p.last : p.first, sg_serial_};
-    if (changed) {
-      if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
-        race("write-write", sh.writer, "wrote", mine, "wrote", p, local);
-      } else {
-        for (const access_rec& r : sh.readers)
-          if (r.item >= 0 && !ordered(r, me)) {
-            race("read-write", r, "read", mine, "wrote", p, local);
-            break;
-          }
-      }
-      sh.writer = mine;
-      sh.written = true;
-    } else {
-      if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
-        if (g_.same_value_race) race("read-write", sh.writer, "wrote", mine, "read", p, local);
-      } else if (local != nullptr && !sh.written) {
-        uninitialized_read(p, *local);
-      }
-      if (sh.readers[0].item < 0) sh.readers[0] = mine;
-      else if (sh.readers[0].item != mine.item && sh.readers[1].item < 0) sh.readers[1] = mine;
-    }
-    if (local == nullptr) {
-      auto [g, fresh] = group_globals_.try_emplace(p.addr);
-      if (fresh || (changed && !g->second.wrote))
-        g->second = global_access{p.addr, group_linear_, group_id_, me.local_id, changed, mine.where, p.count, p.index};
-    }
+    // A write is named by the last access of the segment, a read by the first (what comparing
+    // bytes at the segment's end can tell).
+    const access_rec mine{me.local_linear, changed ? p.last : p.first, sg_serial_, nullptr};
+    judge(p.addr, mine, changed, false, p.count, p.index, local_of(p.addr), &p.first);
   }
   drop_pending();
 }
 
-void race_detector::uninitialized_read(const pending_access& p, const local_alloc& l) {
-  auto& e = (*g_.warnings)[to_string(p.first) + " uninitialized-local-read"];
+void race_detector::judge(const void* addr, const access_rec& mine, bool changed, bool real_read, i64 count,
+                          i64 index, const local_alloc* local, const source_location* first) {
+  const cpu::item_state& me = item_at(mine.item);
+  shadow& sh = shadow_of(addr);
+  const std::uint64_t interval = local != nullptr ? local_interval_ : global_interval_;
+  if (sh.epoch != interval) {
+    sh.epoch = interval;
+    sh.writer.item = sh.readers[0].item = sh.readers[1].item = -1;
+  }
+  if (changed) {
+    if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
+      race("write-write", sh.writer, "wrote", mine, "wrote", addr, index, count, local);
+    } else {
+      for (const access_rec& r : sh.readers)
+        if (r.item >= 0 && !ordered(r, me)) {
+          race("read-write", r, "read", mine, "wrote", addr, index, count, local);
+          break;
+        }
+    }
+    sh.writer = mine;
+    sh.written = true;
+  } else {
+    // Unchanged bytes: a load (real_read), or, without the hooks, a load or a write of the value
+    // the element held (then a race only by the same-value policy).
+    if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
+      if (real_read || g_.same_value_race) race("read-write", sh.writer, "wrote", mine, "read", addr, index, count, local);
+    } else if (local != nullptr && !sh.written) {
+      uninitialized_read(first != nullptr ? *first : loc(mine), index, *local);
+    }
+    if (sh.readers[0].item < 0) sh.readers[0] = mine;
+    else if (sh.readers[0].item != mine.item && sh.readers[1].item < 0) sh.readers[1] = mine;
+  }
+  if (local == nullptr) {
+    auto [g, fresh] = group_globals_.try_emplace(addr);
+    if (fresh || (changed && !g->second.wrote))
+      g->second =
+          global_access{addr, group_linear_, group_id_, me.local_id, changed, mine.where, count, index, mine.pc};
+  }
+}
+
+void race_detector::uninitialized_read(const source_location& where, i64 index, const local_alloc& l) {
+  auto& e = (*g_.warnings)[to_string(where) + " uninitialized-local-read"];
   if (e.count == 0) {
     e.kind = "uninitialized-local-read";
-    e.where = to_string(p.first);
-    e.message = "read at " + to_string(p.first) + " of localmemory at " + to_string(l.where) +
-                " before any work-item of the group wrote the element (e.g. element " + std::to_string(p.index) +
+    e.where = to_string(where);
+    e.message = "read at " + to_string(where) + " of localmemory at " + to_string(l.where) +
+                " before any work-item of the group wrote the element (e.g. element " + std::to_string(index) +
                 "; unspecified values, filled with " +
                 (g_.poison_seeded ? std::string("seeded random bytes") : std::string("the poison word 0xFFBADBAD")) +
                 ")";
@@ -208,6 +314,14 @@ void race_detector::uninitialized_read(const pending_access& p, const local_allo
 
 std::optional<group_failure> race_detector::finish(const char* kernel_name, global_log& globals) {
   flush();  // the last work-item's accesses
+  if (out_of_memory_) {
+    out_of_memory_ = false;
+    group_globals_.clear();
+    return group_failure{kernel_error(kernel_error::kind::resource, group_id_, {0, 0, 0}, "",
+                                      "ki::reference: kernel '" + std::string(kernel_name) +
+                                          "': checked-access mode ran out of memory recording the work-group's "
+                                          "accesses: check a smaller launch")};
+  }
   if (first_race_) {
     std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': work-group " + to_string(group_id_) +
                       ": " + race_instances_.front();
@@ -289,19 +403,20 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, const glo
   const global_access& o = first->lo[0].group != w.group ? first->lo[0] : first->lo[1];
   const global_access& a = o.group < w.group ? o : w;  // in group order
   const global_access& b = o.group < w.group ? w : o;
+  const source_location a_where = cpu::access_location(a.pc, a.where), b_where = cpu::access_location(b.pc, b.where);
   const std::string inst = std::string(o.wrote ? "write-write" : "read-write") +
                            " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
                            std::to_string(a.count) + " elements: work-item " + to_string(a.local_id) +
                            " of work-group " + to_string(a.group_id) + (a.wrote ? " wrote" : " read") + " it at " +
-                           to_string(a.where) + ", work-item " + to_string(b.local_id) + " of work-group " +
-                           to_string(b.group_id) + (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where);
+                           to_string(a_where) + ", work-item " + to_string(b.local_id) + " of work-group " +
+                           to_string(b.group_id) + (b.wrote ? " wrote" : " read") + " it at " + to_string(b_where);
   const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
                           " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
-  group_failure found{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b.where), msg),
+  group_failure found{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b_where), msg),
                       count,
                       {inst},
-                      {to_string(a.where)}};
-  if (to_string(b.where) != to_string(a.where)) found.where.push_back(to_string(b.where));
+                      {to_string(a_where)}};
+  if (to_string(b_where) != to_string(a_where)) found.where.push_back(to_string(b_where));
   return found;
 }
 

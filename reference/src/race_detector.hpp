@@ -2,17 +2,25 @@
 // ki/detail/cpu/checked.hpp): records each element access of the running work-group and reports
 // two work-items that touch an element, one writing, with nothing ordering them.
 //
-// How reads, writes and races are told apart: the work-items of a group run one at a time on
-// this thread, each from one sync point to the next (a segment) without interruption. So an
-// access is recorded with the element's bytes before it, and when the segment ends (the item
-// reaches a sync point, another item makes an access, or the group ends) comparing the bytes
-// tells a write (changed) from a read (unchanged, which includes writing the value the element
-// already held). Two accesses of an element by different work-items race when one writes and no
-// barrier (or, within a sub-group, a sub_group_barrier of a segment holding both) lies between
-// them. Atomic accesses are
-// exempt. Races between work-groups are found at the launch's end from each group's global
+// How reads, writes and races are told apart. Instrumented kernels (KI_CHECKED_HOOKS, the
+// default of ki::reference_checked): each plain load or store arrives through `plain` as what it
+// is, and is judged at once against the element's record (the shadow) of the running barrier
+// interval, named by its own instruction's line (the subscript's where the debug information
+// has none). The memory checked: the group's local memory, and global memory (the arrays the
+// group subscripted and the oracle's live allocations); other addresses (the work-item's stack,
+// the kernel object, the executor) are not. The element is the subscripted array's where one
+// named it, else the access itself.
+// Subscripts only (KI_CHECKED_HOOKS=0): the work-items of a group run one at a time on this
+// thread, each from one sync point to the next (a segment) without interruption. So an access
+// is recorded with the element's bytes before it, and when the segment ends (the item reaches a
+// sync point, another item makes an access, or the group ends) comparing the bytes tells a
+// write (changed) from a read (unchanged, which includes writing the value the element already
+// held). Either way, two accesses of an element by different work-items race when one writes
+// and no barrier (or, within a sub-group, a sub_group_barrier of a segment holding both) lies
+// between them. Atomic accesses are exempt. Races between work-groups are found at the launch's end from each group's global
 // accesses (inter_group_race).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -21,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <ki/cpu/checked_support.hpp>
 #include <ki/detail/cpu/checked.hpp>
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/errors.hpp>
@@ -61,8 +70,9 @@ struct global_access {
   std::int64_t group;  // linear group id
   xyz<std::int64_t> group_id, local_id;
   bool wrote;
-  source_location where;
+  source_location where;  // the subscript's (an instrumented access: resolved from pc when reported)
   std::int64_t count, index;
+  const void* pc = nullptr;  // the instruction (instrumented kernels), else null
 };
 /// What deciding races between work-groups needs of one element of global memory: the accesses
 /// of the two lowest groups that touched it and of the lowest that wrote it (group -1: none).
@@ -122,9 +132,10 @@ class race_detector final : public ki::detail::checked::recorder {
   void start_group(const checked_group& g, std::int64_t group_linear, xyz<std::int64_t> group_id);
   /// The running segment ends (a sync point; the group's end): its accesses are judged.
   void flush() {
+    if (deferred_.size != 0) settle();
     if (!accesses_.empty()) flush_accesses();
   }
-  bool pending() const { return !accesses_.empty(); }
+  bool pending() const { return !accesses_.empty() || deferred_.size != 0; }
   /// Drops what the running segment recorded (the group failed).
   void drop_pending();
   /// The running barrier interval: accesses in different ones are ordered. The runner passes
@@ -150,6 +161,8 @@ class race_detector final : public ki::detail::checked::recorder {
   void access(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
   void atomic(const void* p) override;
   void barrier_flags(unsigned orders) override { round_flags_ &= orders; }
+  void name(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
+  void plain(const void* addr, std::size_t size, bool write, const void* pc) override;
 
  private:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -163,8 +176,19 @@ class race_detector final : public ki::detail::checked::recorder {
   };
   struct access_rec {
     std::int64_t item = -1;  // linear local id; -1: none
-    source_location where;
-    std::uint64_t at = 0;  // sg_serial_ when the access was judged (sub-group barriers before it)
+    source_location where;   // the subscript's (instrumented: the fallback of pc's line)
+    std::uint64_t at = 0;    // sg_serial_ when the access was judged (sub-group barriers before it)
+    const void* pc = nullptr;  // the instruction (instrumented kernels), else null
+  };
+  /// An instrumented write under same_value_writes::allowed, judged once the element's new
+  /// bytes are known (the work-item's next recorded event): a write of the value it held is
+  /// judged as a read that other items' writes do not race with.
+  struct deferred_write {
+    const void* addr = nullptr;
+    std::size_t size = 0;  // 0: none
+    unsigned char old[16];
+    access_rec rec;
+    std::int64_t count = 0, index = 0;
   };
   /// A sub_group_barrier a work-item passed: its serial and the lanes it ordered.
   struct sg_pass {
@@ -192,13 +216,30 @@ class race_detector final : public ki::detail::checked::recorder {
                                                      static_cast<std::size_t>(linear) * g_.stride);
   }
   std::size_t find_access(const void* addr);
-  const local_alloc* local_of(const void* p) const;
+  const local_alloc* local_of(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (const auto& l : *g_.locals)
+      if (b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes)
+        return &l;
+    return nullptr;
+  }
+  [[gnu::noinline]] void record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,
+                                      const void* pc, const local_alloc* local,
+                                      const ki::detail::checked::array_info* named,
+                                      const cpu::allocation_view::range* alloc);
   bool ordered(const access_rec& r, const cpu::item_state& me) const;
-  std::string describe(const pending_access& p, const local_alloc* local) const;
+  std::string describe(std::int64_t index, std::int64_t count, const local_alloc* local) const;
   void race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b, const char* b_did,
-            const pending_access& p, const local_alloc* local);
+            const void* addr, std::int64_t index, std::int64_t count, const local_alloc* local);
   void flush_accesses();
-  void uninitialized_read(const pending_access& p, const local_alloc& l);
+  /// Judges one access of an element whose kind is known (`changed`: a write that counts as
+  /// one; `real_read`: a load, which races with another item's unordered write whatever the
+  /// same-value policy).
+  void judge(const void* addr, const access_rec& mine, bool changed, bool real_read, std::int64_t count,
+             std::int64_t index, const local_alloc* local, const source_location* first);
+  void settle();
+  source_location loc(const access_rec& r) const { return cpu::access_location(r.pc, r.where); }
+  void uninitialized_read(const source_location& where, std::int64_t index, const local_alloc& l);
 
   checked_group g_{};
   std::int64_t group_linear_ = 0;
@@ -214,10 +255,27 @@ class race_detector final : public ki::detail::checked::recorder {
   std::unordered_map<const void*, std::size_t> access_index_;  // for long segments
   const cpu::item_state* access_owner_ = nullptr;
   std::unordered_map<const void*, shadow> shadow_;
+  /// A direct-mapped cache in front of shadow_ (its values do not move when it rehashes).
+  struct shadow_slot {
+    const void* addr = nullptr;
+    shadow* s = nullptr;
+  };
+  std::array<shadow_slot, 1024> shadow_cache_{};
+  shadow& shadow_of(const void* a) {
+    shadow_slot& c = shadow_cache_[(reinterpret_cast<std::uintptr_t>(a) >> 2) & (shadow_cache_.size() - 1)];
+    if (c.addr != a) c = {a, &shadow_[a]};
+    return *c.s;
+  }
   std::unordered_map<const void*, global_access> group_globals_;
   std::int64_t races_ = 0;
   std::vector<std::string> race_instances_, race_where_;
   std::optional<std::pair<source_location, xyz<std::int64_t>>> first_race_;
+  // Instrumented kernels:
+  cpu::array_names names_;        // the group's subscripted arrays, the running item's subscripts
+  cpu::allocation_view allocs_;   // the oracle's live allocations (global memory)
+  deferred_write deferred_;
+  const cpu::item_state* plain_owner_ = nullptr;  // whose subscripts names_ holds
+  bool out_of_memory_ = false;    // recording an access ran out of memory (reported at finish)
 };
 
 /// Races between work-groups on global memory (nothing orders the work-groups of a launch):

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include <ki/cpu/checked_support.hpp>
 #include <ki/cpu/fiber.hpp>
 #include <ki/cpu/support.hpp>
 #include <ki/detail/cpu/checked.hpp>
@@ -32,7 +33,10 @@ namespace {
 /// between them (g.synchronize() or a collective) race, whether in one phase or in two phases
 /// with no synchronize between (a GPU runs both statements on every thread with nothing between).
 /// As for KI kernels (reference/src/race_detector.hpp) a work-item's accesses are resolved when
-/// it is done (another work-item makes an access, or the group ends): changed bytes are a write.
+/// it is done (another work-item makes an access, or the group ends): in instrumented kernels
+/// (KI_CHECKED_HOOKS) each load and store arrived as what it is (`plain`), named by its own
+/// instruction's line; otherwise each subscript is compared with the element's later bytes, and
+/// changed bytes are a write.
 /// Accesses from group-level code (every work-item's, on a GPU) and atomic ones are not checked.
 /// Races between work-groups: each group's accesses of global memory are kept for the launch's
 /// end (inter_group_race). Reads of local or private memory that nothing of the group wrote
@@ -54,6 +58,7 @@ class ka_races final : public ki::detail::checked::recorder {
     bool wrote;
     source_location where;
     i64 index, count;
+    const void* pc = nullptr;  // (instrumented kernels: the instruction)
   };
   struct global_log {
     std::mutex m;
@@ -75,6 +80,9 @@ class ka_races final : public ki::detail::checked::recorder {
     globals_.clear();
     written_.clear();
     first_.reset();
+    names_.clear_arrays();
+    names_owner_ = -1;
+    allocs_.refresh();
   }
   /// Adds the warnings counted since the last call to `to`.
   void take_warnings(ka_warnings& to) {
@@ -95,11 +103,71 @@ class ka_races final : public ki::detail::checked::recorder {
     pending_.push_back({p, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false});
     bytes_.insert(bytes_.end(), p, p + a.element_size);
   }
+  void name(const ki::detail::checked::array_info& a, i64 index, const source_location& where) override {
+    const auto& st = own_->view != nullptr ? *own_->view : *own_;
+    if (!st.in_phase || st.current < 0) return;
+    if (names_owner_ != st.current) {
+      names_.clear_subscripts();
+      names_owner_ = st.current;
+    }
+    try {
+      names_.add(a, index, where);
+    } catch (...) {  // (the hooks' callers expect no exception; the name is only a fallback)
+    }
+  }
+  void plain(const void* addr, std::size_t size, bool write, const void* pc) override {
+    const auto& st = own_->view != nullptr ? *own_->view : *own_;
+    if (!st.in_phase || st.current < 0 || size == 0) return;  // group-level code
+    const auto* b = static_cast<const unsigned char*>(addr);
+    const ki::detail::checked::array_info* named = names_.array_of(addr);
+    const local_site* site = nullptr;
+    if (named == nullptr) site = local_of(b);
+    if (named == nullptr && site == nullptr) site = site_of(*privates_, b);
+    const allocation_view::range* alloc = named == nullptr && site == nullptr ? allocs_.find(addr) : nullptr;
+    if (named == nullptr && site == nullptr && alloc == nullptr)
+      return;  // not memory this mode checks (stacks, the kernel object, the runtime's state)
+    std::optional<array_names::subscript> sub;
+    if (names_owner_ == st.current) sub = names_.take(addr);
+    if (sub) named = &sub->a;
+    const unsigned char* base;
+    std::size_t esize;
+    i64 count;
+    if (named != nullptr) {
+      base = static_cast<const unsigned char*>(named->data);
+      esize = named->element_size;
+      count = named->count;
+    } else if (site != nullptr) {
+      base = static_cast<const unsigned char*>(site->p);
+      esize = size;
+      count = static_cast<i64>(site->bytes / size);
+    } else {
+      base = alloc->begin;
+      esize = size;
+      count = static_cast<i64>(alloc->bytes / size);
+    }
+    try {
+      if (!pending_.empty() && (pending_.front().item != st.current || pending_.front().epoch != st.epoch)) flush();
+      const source_location where = sub ? sub->where : source_location{};
+      const i64 first = (b - base) / static_cast<i64>(esize);
+      i64 last = (b + size - 1 - base) / static_cast<i64>(esize);
+      if (count > 0 && last >= count) last = count - 1;  // (a wide load at the end of an array)
+      for (i64 index = first; index <= last; ++index) {
+        const unsigned char* e = base + index * static_cast<i64>(esize);
+        pending_.push_back({e, esize, bytes_.size(), index, count, where, st.current, st.epoch, false,
+                            write ? kind_write : kind_read, pc});
+        bytes_.insert(bytes_.end(), e, e + esize);
+      }
+    } catch (...) {  // (the hooks' callers expect no exception: this access goes unchecked)
+    }
+  }
   // (KA kernels synchronise with @synchronize, never ki::barrier: nothing to narrow.)
   void barrier_flags(unsigned) override {}
   void atomic(const void* p) override {
+    names_.forget(p);
+    // (The running work-item's accesses only: pending_ may still hold the previous item's.)
+    const auto& st = own_->view != nullptr ? *own_->view : *own_;
     for (auto& q : pending_)
-      if (q.addr == p) q.atomic = true;
+      if (q.addr == p && q.item == st.current && q.epoch == st.epoch) q.atomic = true;
   }
   /// The first race of the group (its message and the second work-item), after resolving.
   struct found {
@@ -118,18 +186,24 @@ class ka_races final : public ki::detail::checked::recorder {
   }
 
  private:
+  static constexpr int kind_unknown = 0, kind_read = 1, kind_write = 2;
   struct pending {
     const unsigned char* addr;
     std::size_t size, old;
     i64 index, count;
-    source_location where;
+    source_location where;  // the subscript's (instrumented: the fallback of pc's line)
     i64 item, epoch;
     bool atomic;
+    int kind = kind_unknown;  // known for instrumented accesses; else told by the bytes
+    const void* pc = nullptr;
   };
   struct rec {
     i64 item = -1;
     source_location where{};
+    const void* pc = nullptr;
   };
+  static source_location loc(const rec& r) { return access_location(r.pc, r.where); }
+  static source_location loc(const pending& p) { return access_location(p.pc, p.where); }
   struct shadow {
     i64 epoch = -1;
     rec writer, readers[2];
@@ -149,14 +223,15 @@ class ka_races final : public ki::detail::checked::recorder {
   /// per line (the value read is the fill, e.g. the poison word).
   void unwritten_read(const pending& p, const local_site& site, bool local) {
     const char* kind = local ? "uninitialized-local-read" : "uninitialized-private-read";
-    auto& e = warnings_[to_string(p.where) + " " + kind];
+    const source_location where = loc(p);
+    auto& e = warnings_[to_string(where) + " " + kind];
     if (e.count == 0) {
       e.kind = kind;
-      e.where = to_string(p.where);
-      e.message = local ? "read at " + to_string(p.where) + " of localmem at " + to_string(site.where) +
+      e.where = to_string(where);
+      e.message = local ? "read at " + to_string(where) + " of localmem at " + to_string(site.where) +
                               " before any work-item of the group wrote the element (e.g. element " +
                               std::to_string(p.index) + "; unspecified values, filled with " + fill_name_ + ")"
-                        : "read at " + to_string(p.where) + " of private memory at " + to_string(site.where) +
+                        : "read at " + to_string(where) + " of private memory at " + to_string(site.where) +
                               " before its work-item wrote the element (e.g. element " + std::to_string(p.index) +
                               " of work-item " + item_id(p.item) + "; unspecified values, filled with " + fill_name_ +
                               ")";
@@ -171,9 +246,9 @@ class ka_races final : public ki::detail::checked::recorder {
   void race(const char* kind, const rec& a, const char* a_did, const pending& b, const char* b_did) {
     if (first_) return;
     first_ = found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + a_did +
-                       " it at " + to_string(a.where) + ", then work-item " + item_id(b.item) + " " + b_did +
-                       " it at " + to_string(b.where) + ", with no synchronize between them",
-                   b.item, b.where};
+                       " it at " + to_string(loc(a)) + ", then work-item " + item_id(b.item) + " " + b_did +
+                       " it at " + to_string(loc(b)) + ", with no synchronize between them",
+                   b.item, loc(b)};
   }
   /// Resolves the running work-item's accesses: each one's bytes before it are compared with
   /// those before the work-item's next access of the element (or, for its last one, with the
@@ -191,10 +266,11 @@ class ka_races final : public ki::detail::checked::recorder {
     for (std::size_t k = 0; k < pending_.size(); ++k) {
       const pending& p = pending_[k];
       if (p.atomic) continue;
-      const bool wrote = std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
+      const bool wrote = p.kind != kind_unknown ? p.kind == kind_write
+                                                : std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
       shadow& sh = shadow_[p.addr];
       if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
-      const rec me{p.item, p.where};
+      const rec me{p.item, p.where, p.pc};
       const local_site* local = local_of(p.addr);
       const local_site* priv = local != nullptr ? nullptr : site_of(*privates_, p.addr);
       if (local != nullptr || priv != nullptr) {  // the group's own memory: written yet?
@@ -204,9 +280,9 @@ class ka_races final : public ki::detail::checked::recorder {
       }
       if (log_ != nullptr && local == nullptr && priv == nullptr) {  // global memory: this group's use of it
         auto [it, fresh] =
-            globals_.try_emplace(p.addr, global_entry{p.addr, group_, p.item, wrote, p.where, p.index, p.count});
+            globals_.try_emplace(p.addr, global_entry{p.addr, group_, p.item, wrote, p.where, p.index, p.count, p.pc});
         if (!fresh && wrote && !it->second.wrote)
-          it->second = {p.addr, group_, p.item, true, p.where, p.index, p.count};
+          it->second = {p.addr, group_, p.item, true, p.where, p.index, p.count, p.pc};
       }
       if (wrote) {
         if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-write", sh.writer, "wrote", p, "wrote");
@@ -238,6 +314,9 @@ class ka_races final : public ki::detail::checked::recorder {
   global_log* log_ = nullptr;
   i64 group_ = 0;
   std::optional<found> first_;
+  array_names names_;   // (instrumented kernels) the group's subscripted arrays, the item's subscripts
+  i64 names_owner_ = -1;
+  allocation_view allocs_;
 };
 
 /// The first race between work-groups in the launch's global accesses, if any: an element one
@@ -266,11 +345,13 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
           std::string(names.prefix) + ": kernel '" + kernel + "': " + (o.wrote ? "write-write" : "read-write") +
           " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
           std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) + " of work-group " +
-          to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") + " it at " + to_string(a.where) +
-          ", work-item " + to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) +
-          (b.wrote ? " wrote" : " read") + " it at " + to_string(b.where) +
+          to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") + " it at " +
+          to_string(access_location(a.pc, a.where)) + ", work-item " + to_string(local_id(b.item)) +
+          " of work-group " + to_string(group_id(b.group)) + (b.wrote ? " wrote" : " read") + " it at " +
+          to_string(access_location(b.pc, b.where)) +
           " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
-      return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item), to_string(b.where), msg);
+      return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item),
+                          to_string(access_location(b.pc, b.where)), msg);
     }
     i = j;
   }

@@ -122,7 +122,10 @@ __device__ inline ::cuda::memory_order native(memory_order o) {
 template <class T>
 class atomic_ref_t {
  public:
-  explicit atomic_ref_t(T& r) : p_(&r), plain_(cpu::group_private(&r)) {
+  // (Instrumented checked-access mode, KI_CHECKED_HOOKS: always the real atomic, which the
+  // oracle's hooks perform as one atomic operation; a plain read-modify-write would reach them as
+  // a plain load and store, a race with the other work-items' atomics.)
+  explicit atomic_ref_t(T& r) : p_(&r), plain_(!KI_CHECKED_HOOKS && cpu::group_private(&r)) {
 #if KI_CHECKED_ACCESS
     if (checked::recorder* c = checked::active) c->atomic(&r);  // atomics never race
 #endif

@@ -28,7 +28,8 @@ enum class trace_kind : std::uint8_t {
   group_start,  ///< before the group's first work-item runs
   arrive,       ///< work-item `item` arrives at sync point `what` at `where`
   leave,        ///< work-item `item` is released from it (may resume); `round` names the release
-  access,       ///< work-item `item` accesses element `index` at `address`, at `where` (checked-access mode)
+  access,       ///< work-item `item` accesses element `index` at `address`, at `where` (checked-access mode:
+                ///< with the instrumentation, each load and store of checked memory, also through pointers)
   group_end,    ///< the group has ended (normally or not)
   start,        ///< work-item `item` starts running the kernel
   exit,         ///< work-item `item` returns from the kernel

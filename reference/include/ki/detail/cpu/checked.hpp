@@ -20,6 +20,9 @@
 #ifndef KI_CHECKED_ACCESS
 #define KI_CHECKED_ACCESS 0
 #endif
+#ifndef KI_CHECKED_HOOKS
+#define KI_CHECKED_HOOKS 0
+#endif
 
 namespace ki::detail::checked {
 
@@ -33,8 +36,16 @@ struct array_info {
 /// Implemented by the reference executor while it runs a work-group on this thread.
 class recorder {
  public:
-  /// Element `index` of `a` is about to be read or written by the running work-item.
+  /// Element `index` of `a` is about to be read or written by the running work-item (a
+  /// subscript in a translation unit without the hooks: read or write is not known).
   virtual void access(const array_info& a, std::int64_t index, const source_location& where) = 0;
+  /// Element `index` of `a` is subscripted at `where` (a translation unit with the hooks): names
+  /// the array, and the line of the running work-item's next plain access of that element.
+  virtual void name(const array_info& a, std::int64_t index, const source_location& where) = 0;
+  /// A plain load (`write` false) or store of `size` bytes at `addr` by code at `pc` (the
+  /// hooks, in whatever code of the kernels' translation unit runs on this thread: the
+  /// recorder ignores what is not a work-item's access of memory it checks).
+  virtual void plain(const void* addr, std::size_t size, bool write, const void* pc) = 0;
   /// The running work-item accesses p atomically (atomics never race).
   virtual void atomic(const void* p) = 0;
   /// The running work-item is about to wait at a barrier that orders only the memory in
@@ -48,10 +59,24 @@ class recorder {
 /// The recorder of the work-group running on this thread (null outside kernels).
 inline constinit thread_local recorder* active = nullptr;
 
+// (Two spellings of note(), one per way of recording, in inline namespaces of their own: a
+// program may link translation units of both kinds without two different bodies of one inline
+// function.)
+#if KI_CHECKED_HOOKS
+inline namespace hooked {
+#else
+inline namespace subscripts {
+#endif
+/// A subscript of a checked array (ki::span, localmemory, KA private memory).
 inline void note(const void* data, std::int64_t count, std::size_t size, std::int64_t index,
                  const source_location& where) {
+#if KI_CHECKED_HOOKS
+  if (recorder* r = active) r->name(array_info{data, count, size}, index, where);
+#else
   if (recorder* r = active) r->access(array_info{data, count, size}, index, where);
+#endif
 }
+}  // namespace hooked / subscripts
 
 /// A barrier with memory flags (ki::barrier(flags)) is about to be waited at.
 inline void barrier_flags(unsigned orders) {

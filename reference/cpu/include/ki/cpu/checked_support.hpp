@@ -1,0 +1,108 @@
+// The CPU runtime: what both recorders of checked-access mode (the oracle's race detector for
+// KI kernels, reference/src/race_detector.hpp, and the KA one, src/ka.cpp) share for the
+// accesses the instrumentation hooks report (ki/detail/cpu/checked.hpp): which memory is
+// checked, which subscript names an access, and the source line of an instruction.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <ki/detail/cpu/checked.hpp>
+#include <ki/source_location.hpp>
+
+namespace ki::detail::cpu {
+
+/// Global memory that checked-access mode watches besides the arrays a kernel subscripts: every
+/// live allocation of the oracle (ki::allocate on ki::reference). Thread-safe.
+void checked_allocation_added(const void* p, std::size_t bytes);
+void checked_allocation_removed(const void* p);
+
+/// A snapshot of the live allocations for one thread's recorder, refreshed only when they
+/// changed (a counter), searched without a lock.
+class allocation_view {
+ public:
+  struct range {
+    const unsigned char* begin;
+    std::size_t bytes;
+  };
+  /// Re-reads the allocations if they changed since the last call (once per work-group).
+  void refresh();
+  /// The allocation holding p, or null.
+  const range* find(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    if (b < lo_ || b >= hi_) return nullptr;  // (most misses: the stack, the kernel object)
+    return search(b);
+  }
+
+ private:
+  const range* search(const unsigned char* b) const;
+  std::vector<range> ranges_;  // sorted by begin
+  const unsigned char *lo_ = nullptr, *hi_ = nullptr;  // the span of all of them
+  std::uint64_t version_ = ~0ull;
+};
+
+/// The arrays the running work-group subscripted (ki::span, localmemory, KA private memory),
+/// and the subscripts of the running work-item that name its next accesses. Reset per
+/// work-group (arrays) and per work-item stretch (subscripts).
+class array_names {
+ public:
+  struct subscript {
+    checked::array_info a;
+    std::int64_t index;
+    source_location where;
+    const unsigned char *begin = nullptr, *end = nullptr;  // the element's bytes (null: none)
+  };
+  void clear_arrays() {
+    arrays_.clear();
+    clear_subscripts();
+  }
+  void clear_subscripts() {
+    if (live_ == 0) return;
+    for (auto& s : recent_) s.begin = s.end = nullptr;
+    live_ = 0;
+  }
+  void add(const checked::array_info& a, std::int64_t index, const source_location& where);
+  /// The most recent subscript of the element holding p (one of the last few), or null.
+  const subscript* recent(const void* p) const;
+  /// The same, taken: it names one access (the next ones of the element, e.g. the store of
+  /// `a[i] += 1` or later uses of `auto& r = a[i]`, are named by their instructions' lines).
+  std::optional<subscript> take(const void* p);
+  /// The array holding p that was subscripted in this group (the latest), or null.
+  const checked::array_info* array_of(const void* p) const {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t k = arrays_.size(); k-- > 0;)
+      if (b >= arrays_[k].begin && b < arrays_[k].end) return &arrays_[k].a;
+    return nullptr;
+  }
+  /// Forgets the subscripts of the element at p (an atomic took its address).
+  void forget(const void* p);
+
+ private:
+  struct array {
+    checked::array_info a;
+    const unsigned char *begin, *end;
+  };
+  static constexpr std::size_t ring = 8;
+  subscript recent_[ring]{};
+  std::size_t next_ = 0, live_ = 0;  // live_: entries set since the last clear (0: skip the search)
+  std::vector<array> arrays_;  // most recently added last
+};
+
+/// The source line of the code at pc (a return address of a hook: the instruction before it)
+/// in the user's code: the innermost frame of its inlining chain that is neither in ki's own
+/// headers nor in the compiler's or system's headers (/usr/), so that an access inside
+/// ki::sub_group_load or a std:: algorithm is named by its caller's line. {} (line 0) when the
+/// program has no debug information there or `addr2line` (binutils) is not found. Slow the
+/// first time per pc (it runs addr2line), cached after: call it only to report.
+source_location code_location(const void* pc);
+
+/// The line to name an access by: its subscript's (`named`, where one named it: the line of the
+/// subscript expression, also in a statement over several lines), else its own instruction's
+/// (pc: an access through a pointer, or a reference used after the subscript's access).
+inline source_location access_location(const void* pc, const source_location& named) {
+  if (named.line != 0 || pc == nullptr) return named;
+  return code_location(pc);
+}
+
+}  // namespace ki::detail::cpu

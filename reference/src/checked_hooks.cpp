@@ -1,0 +1,126 @@
+// Checked-access mode's instrumentation hooks: the ThreadSanitizer entry points that the
+// compiler calls from translation units built with -fsanitize=thread (what ki::reference_checked
+// adds to its consumers' compile options, without the TSan runtime at link time), defined here
+// so that every plain load and store of kernel code reaches the oracle's recorder
+// (ki/detail/cpu/checked.hpp) as what it is, a read or a write, with the address of the
+// instruction that made it.
+//
+// Contracts and surprises:
+// * This file must not itself be instrumented (the build compiles it with -fno-sanitize=thread),
+//   and it is not built at all in a -DKI_SANITIZE=thread build: the real TSan runtime defines the
+//   same symbols. A program cannot link both (duplicate symbols): docs/debugging.md.
+// * Being in the static library ki_reference, this object is linked only into programs that
+//   reference a __tsan_* symbol, i.e. that have an instrumented translation unit.
+// * Instrumented code calls these from any thread, at any time, before main too: outside a
+//   recorder (checked::active null: no work-group of a checked launch runs on this thread) a
+//   plain access costs a thread-local load and a branch.
+// * The atomic entry points replace the operation: they perform it (sequentially consistent,
+//   whatever order was asked: stronger is exact, and the oracle runs the work-items of a group
+//   one at a time anyway). Atomics are not recorded: they never race.
+// * A recorder's own callbacks (e.g. a trace hook in an instrumented translation unit) make
+//   accesses too; `busy` keeps those out of the record.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <ki/detail/cpu/checked.hpp>
+
+namespace {
+namespace checked = ki::detail::checked;
+
+constinit thread_local bool busy = false;
+
+[[gnu::always_inline]] inline void record(const void* p, std::size_t n, bool write, const void* pc) {
+  checked::recorder* r = checked::active;
+  if (r == nullptr || busy) [[likely]]
+    return;
+  busy = true;
+  r->plain(p, n, write, pc);
+  busy = false;
+}
+constexpr int seq_cst = __ATOMIC_SEQ_CST;
+}  // namespace
+
+#define KI_RA __builtin_return_address(0)
+
+extern "C" {
+// Instrumented code calls these, with the C ABI, from any thread: default visibility, no
+// exceptions (the recorder's `plain` does not throw).
+void __tsan_init() {}
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
+
+#define KI_PLAIN(n)                                                                          \
+  void __tsan_read##n(void* p) { record(p, n, false, KI_RA); }                               \
+  void __tsan_write##n(void* p) { record(p, n, true, KI_RA); }                               \
+  void __tsan_unaligned_read##n(void* p) { record(p, n, false, KI_RA); }                     \
+  void __tsan_unaligned_write##n(void* p) { record(p, n, true, KI_RA); }                     \
+  void __tsan_volatile_read##n(void* p) { record(p, n, false, KI_RA); }                      \
+  void __tsan_volatile_write##n(void* p) { record(p, n, true, KI_RA); }                      \
+  void __tsan_read##n##_pc(void* p, void* pc) { record(p, n, false, pc); }                   \
+  void __tsan_write##n##_pc(void* p, void* pc) { record(p, n, true, pc); }                   \
+  void __tsan_unaligned_read##n##_pc(void* p, void* pc) { record(p, n, false, pc); }         \
+  void __tsan_unaligned_write##n##_pc(void* p, void* pc) { record(p, n, true, pc); }
+KI_PLAIN(1)
+KI_PLAIN(2)
+KI_PLAIN(4)
+KI_PLAIN(8)
+KI_PLAIN(16)
+#undef KI_PLAIN
+void __tsan_read_range(void* p, unsigned long n) { record(p, n, false, KI_RA); }
+void __tsan_write_range(void* p, unsigned long n) { record(p, n, true, KI_RA); }
+void __tsan_read_range_pc(void* p, unsigned long n, void* pc) { record(p, n, false, pc); }
+void __tsan_write_range_pc(void* p, unsigned long n, void* pc) { record(p, n, true, pc); }
+// A virtual call reads the object's vptr; a constructor writes it (the object's own memory).
+void __tsan_vptr_read(void** p) { record(p, sizeof(void*), false, KI_RA); }
+void __tsan_vptr_update(void** p, void*) { record(p, sizeof(void*), true, KI_RA); }
+
+// Clang routes memcpy/memmove/memset of instrumented code here (GCC leaves them to libc, unseen).
+void* __tsan_memcpy(void* d, const void* s, std::size_t n) {
+  record(s, n, false, KI_RA);
+  record(d, n, true, KI_RA);
+  return std::memcpy(d, s, n);
+}
+void* __tsan_memmove(void* d, const void* s, std::size_t n) {
+  record(s, n, false, KI_RA);
+  record(d, n, true, KI_RA);
+  return std::memmove(d, s, n);
+}
+void* __tsan_memset(void* d, int c, std::size_t n) {
+  record(d, n, true, KI_RA);
+  return std::memset(d, c, n);
+}
+
+void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(seq_cst); }
+void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(seq_cst); }
+
+#define KI_ATOMIC(bits, T)                                                                                   \
+  T __tsan_atomic##bits##_load(const volatile T* a, int) { return __atomic_load_n(a, seq_cst); }             \
+  void __tsan_atomic##bits##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, seq_cst); }             \
+  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) { return __atomic_exchange_n(a, v, seq_cst); }   \
+  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, seq_cst); }   \
+  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, seq_cst); }   \
+  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, seq_cst); }   \
+  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, seq_cst); }     \
+  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, seq_cst); }   \
+  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) { return __atomic_fetch_nand(a, v, seq_cst); } \
+  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                    \
+    return __atomic_compare_exchange_n(a, c, v, false, seq_cst, seq_cst);                                    \
+  }                                                                                                          \
+  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                      \
+    return __atomic_compare_exchange_n(a, c, v, false, seq_cst, seq_cst);                                    \
+  }                                                                                                          \
+  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                          \
+    __atomic_compare_exchange_n(a, &c, v, false, seq_cst, seq_cst);                                          \
+    return c;                                                                                                \
+  }
+KI_ATOMIC(8, std::uint8_t)
+KI_ATOMIC(16, std::uint16_t)
+KI_ATOMIC(32, std::uint32_t)
+KI_ATOMIC(64, std::uint64_t)
+#if defined(__SIZEOF_INT128__) && defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16)
+KI_ATOMIC(128, unsigned __int128)
+#endif
+#undef KI_ATOMIC
+}
+#undef KI_RA
