@@ -90,10 +90,17 @@ profile profile::from_environment() {
 }
 
 std::vector<profile> backend::device_profiles_from_environment() {
-  static const std::vector<profile> list = [] {
-    auto presets = environment_presets();
-    if (presets.size() < 2) presets.clear();  // one name: every device emulates it (`device`)
-    return presets;
+  // Never throws: a backend value that sets `device` itself may be made during static
+  // initialisation, and an unknown name is reported where `device` is read from the
+  // environment (profile::from_environment, the default of `device`).
+  static const std::vector<profile> list = []() -> std::vector<profile> {
+    try {
+      auto presets = environment_presets();
+      if (presets.size() < 2) presets.clear();  // one name: every device emulates it (`device`)
+      return presets;
+    } catch (const std::invalid_argument&) {
+      return {};
+    }
   }();
   return list;
 }

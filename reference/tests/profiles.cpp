@@ -285,10 +285,12 @@ TEST_CASE("profiles: one profile per emulated device: queries and launches answe
   auto o1 = ki::zeros<i64>(b, 1);
   ki::launch(b, {.numgroups = 1, .workgroupsize = 512}, record_device{}, o1);
   CHECK(ki::to_host(b, o1) == std::vector<i64>{64});
-  // A device beyond the list is an error naming the count.
-  ki::set_device(b, 4);
-  CHECK_THROWS_WITH(ki::allocate<i64>(b, 4),
-                    ContainsSubstring("on device 4, but the backend's device_profiles has 4 devices"));
+  // Work on a device that another backend value's list lacks is an error naming the count.
+  ki::reference::backend two{.threads = 1};
+  two.device_profiles = {b.device_profiles[0], b.device_profiles[1]};
+  ki::set_device(b, 3);
+  CHECK_THROWS_WITH(ki::allocate<i64>(two, 4),
+                    ContainsSubstring("on device 3, but the backend's device_profiles has 2 devices"));
   ki::set_device(b, 0);
   // Without per-device profiles every device is `device` (the profile's `devices` of them).
   const ki::reference::backend one{.device = ki::reference::profile::preset("amd-wave64")};
