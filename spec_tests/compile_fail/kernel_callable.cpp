@@ -3,6 +3,8 @@
 // trivially copyable. Case 0 (a functor that converts, a lambda that captures an array with
 // KI_LAMBDA_CAPTURE) compiles; each other case must fail with the message that names the fix.
 #include <cstdint>
+#include <functional>
+#include <type_traits>
 #include <vector>
 
 #include <ki/ka.hpp>
@@ -58,7 +60,15 @@ void f(const B& b) {
   auto l = ki::kernel_function(b, KI_LAMBDA_CAPTURE(a)() { a[0] = 1; });
   owns_array mine{ki::allocate<int>(b, 4)};
   auto r = ki::kernel_function(b, std::ref(mine));
-  (void)k, (void)l, (void)r;
+  // The longest capture list, 16 names (arrays and numbers mixed).
+  auto a2 = ki::allocate<int>(b, 4);
+  const int n3 = 3, n4 = 4, n5 = 5, n6 = 6, n7 = 7, n8 = 8, n9 = 9, n10 = 10, n11 = 11, n12 = 12, n13 = 13, n14 = 14,
+            n15 = 15, n16 = 16;
+  auto m = ki::kernel_function(b, KI_LAMBDA_CAPTURE(a, a2, n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16)() {
+    a[0] = a2[0] + n3 + n4 + n5 + n6 + n7 + n8 + n9 + n10 + n11 + n12 + n13 + n14 + n15 + n16;
+  });
+  static_assert(std::is_trivially_copyable_v<decltype(m.f)>);
+  (void)k, (void)l, (void)r, (void)m;
 #elif KI_CASE_array_member
   auto k = ki::kernel_function(b, holds_array{ki::allocate<int>(b, 4)});
 #elif KI_CASE_device_form
