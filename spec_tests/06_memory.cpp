@@ -142,10 +142,11 @@ void capture_kernel(const B& b, ki::array<std::int64_t, B>& out, const ki::array
   };
   ki::launch(b, {.workgroupsize = 16, .ndrange = out.size()}, f, std::int64_t{0});
   // Another array, the same lambda body: what the capture list names is converted as it is.
-  const auto g = ki::kernel_function(b, KI_LAMBDA_CAPTURE(out2, in)(std::int64_t n) {
-    const std::int64_t i = ki::get_global_id().x;
-    if (i < out2.size()) out2[i] = 2 * in[i] + k + n;
-  });
+  const auto g = ki::kernel_function(
+      b, KI_LAMBDA_CAPTURE(out2, in)(std::int64_t n) {
+        const std::int64_t i = ki::get_global_id().x;
+        if (i < out2.size()) out2[i] = 2 * in[i] + k + n;
+      });
   g({.workgroupsize = 16, .ndrange = out2.size()}, std::int64_t{1000});
 }
 }  // namespace ki_spec_memory_user

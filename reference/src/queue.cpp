@@ -177,12 +177,11 @@ std::shared_ptr<queue> queue_for(int device) {
 std::shared_ptr<queue> current(const backend& b, const char* what) {
   const int n = device_count(b);
   if (active >= n)
-    throw std::invalid_argument(std::string("ki::reference: ") + what + " on device " + std::to_string(active) +
-                                ", but " +
-                                (b.device_profiles.empty() ? "profile '" + std::string(b.device.name) + "'"
-                                                           : std::string("the backend's device_profiles")) +
-                                " has " + std::to_string(n) + (n == 1 ? " device" : " devices") +
-                                " (see ki::set_device)");
+    throw std::invalid_argument(
+        std::string("ki::reference: ") + what + " on device " + std::to_string(active) + ", but " +
+        (b.device_profiles.empty() ? "profile '" + std::string(b.device.name) + "'"
+                                   : std::string("the backend's device_profiles")) +
+        " has " + std::to_string(n) + (n == 1 ? " device" : " devices") + " (see ki::set_device)");
   auto q = queue_for(active);
   if (!q) throw std::logic_error(std::string("ki::reference: ") + what + " while the host thread exits");
   return q;

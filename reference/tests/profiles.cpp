@@ -255,7 +255,8 @@ TEST_CASE("profiles: one profile per emulated device: queries and launches answe
     i64 width;
     bool partitionable, atomics64, unified;
   };
-  const want w[] = {{32, true, true, true}, {64, false, true, true}, {32, false, false, true}, {16, false, true, false}};
+  const want w[] = {
+      {32, true, true, true}, {64, false, true, true}, {32, false, false, true}, {16, false, true, false}};
   for (int d = 0; d < 4; ++d) {
     INFO("device " << d);
     ki::set_device(b, d);
@@ -273,8 +274,8 @@ TEST_CASE("profiles: one profile per emulated device: queries and launches answe
     std::ostringstream info;
     ki::versioninfo(info, b);
     CHECK_THAT(info.str(), ContainsSubstring(std::string("profile:            ") +
-                                                     b.device_profiles[static_cast<std::size_t>(d)].name +
-                                                     " (per device: cuda amd-wave64 apple strict)"));
+                                             b.device_profiles[static_cast<std::size_t>(d)].name +
+                                             " (per device: cuda amd-wave64 apple strict)"));
   }
   // A work-group size that one device allows and another does not.
   ki::set_device(b, 3);

@@ -57,16 +57,18 @@ void f(const B& b) {
   auto a = ki::allocate<int>(b, 4);
 #if KI_CASE_0
   auto k = ki::kernel_function(b, owns_array{ki::allocate<int>(b, 4)});
-  auto l = ki::kernel_function(b, KI_LAMBDA_CAPTURE(a)() { a[0] = 1; });
+  auto l = ki::kernel_function(
+      b, KI_LAMBDA_CAPTURE(a)() { a[0] = 1; });
   owns_array mine{ki::allocate<int>(b, 4)};
   auto r = ki::kernel_function(b, std::ref(mine));
   // The longest capture list, 16 names (arrays and numbers mixed).
   auto a2 = ki::allocate<int>(b, 4);
   const int n3 = 3, n4 = 4, n5 = 5, n6 = 6, n7 = 7, n8 = 8, n9 = 9, n10 = 10, n11 = 11, n12 = 12, n13 = 13, n14 = 14,
             n15 = 15, n16 = 16;
-  auto m = ki::kernel_function(b, KI_LAMBDA_CAPTURE(a, a2, n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16)() {
-    a[0] = a2[0] + n3 + n4 + n5 + n6 + n7 + n8 + n9 + n10 + n11 + n12 + n13 + n14 + n15 + n16;
-  });
+  auto m = ki::kernel_function(
+      b, KI_LAMBDA_CAPTURE(a, a2, n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16)() {
+        a[0] = a2[0] + n3 + n4 + n5 + n6 + n7 + n8 + n9 + n10 + n11 + n12 + n13 + n14 + n15 + n16;
+      });
   static_assert(std::is_trivially_copyable_v<decltype(m.f)>);
   (void)k, (void)l, (void)r, (void)m;
 #elif KI_CASE_array_member

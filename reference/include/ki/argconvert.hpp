@@ -21,17 +21,23 @@
 
 namespace ki {
 namespace detail {
-void argconvert() = delete;  // blocks ordinary lookup: only ADL finds user overloads
+void argconvert() = delete;   // blocks ordinary lookup: only ADL finds user overloads
 void get_backend() = delete;  // (the same, for device_capture's get_backend(x))
 
 /// Whether argconvert(b, arg) takes route 1, 2 or 3 above: arg has a conversion, rather than
 /// being passed on as it is.
 template <class B, class T>
-concept adl_argconvert = requires(const B& b, T&& arg) { argconvert(b, std::forward<T>(arg)); };
+concept adl_argconvert = requires(const B& b, T&& arg) {
+  argconvert(b, std::forward<T>(arg));
+};
 template <class B, class T>
-concept member_argconvert = requires(const B& b, T&& arg) { std::forward<T>(arg).argconvert(b); };
+concept member_argconvert = requires(const B& b, T&& arg) {
+  std::forward<T>(arg).argconvert(b);
+};
 template <class B, class T>
-concept backend_argconvert = requires(const B& b, T&& arg) { b.argconvert(std::forward<T>(arg)); };
+concept backend_argconvert = requires(const B& b, T&& arg) {
+  b.argconvert(std::forward<T>(arg));
+};
 template <class B, class T>
 concept custom_argconvert = adl_argconvert<B, T> || member_argconvert<B, T> || backend_argconvert<B, T>;
 

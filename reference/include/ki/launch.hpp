@@ -85,20 +85,22 @@ namespace detail {
 /// The one check of a kernel's device form (kept in one place for its message).
 template <class D>
 consteval bool device_form_ok() {
-  static_assert(std::is_trivially_copyable_v<D>,
-                "ki::kernel_function, ki::ka::kernel: the kernel's device form (the callable after ki::argconvert) must be "
-                "trivially copyable: capture arrays with KI_LAMBDA_CAPTURE(a, ...) (or ki::device_capture(a)), "
-                "hold ki::spans and numbers rather than ki::arrays, or give a functor that holds arrays an "
-                "argconvert(backend, f) found by ADL that returns a trivially copyable device struct");
+  static_assert(
+      std::is_trivially_copyable_v<D>,
+      "ki::kernel_function, ki::ka::kernel: the kernel's device form (the callable after ki::argconvert) must be "
+      "trivially copyable: capture arrays with KI_LAMBDA_CAPTURE(a, ...) (or ki::device_capture(a)), "
+      "hold ki::spans and numbers rather than ki::arrays, or give a functor that holds arrays an "
+      "argconvert(backend, f) found by ADL that returns a trivially copyable device struct");
   return true;
 }
 
 /// A callable's launch hints are part of its type: its device form must declare the same ones.
 template <class H, class D>
 constexpr void check_device_hints() {
-  static_assert(!hints_of<H>.any() || hints_of<H> == hints_of<D>,
-                "ki::kernel_function, ki::ka::kernel: the kernel declares launch hints that its device form (its argconvert's "
-                "result) does not: declare the same static constexpr ki::launch_hints hints on the device form");
+  static_assert(
+      !hints_of<H>.any() || hints_of<H> == hints_of<D>,
+      "ki::kernel_function, ki::ka::kernel: the kernel declares launch hints that its device form (its argconvert's "
+      "result) does not: declare the same static constexpr ki::launch_hints hints on the device form");
 }
 
 template <class T>
@@ -121,8 +123,9 @@ struct device_form_of<B, R> {
 template <class B, class F>
 struct device_callable : device_form_of<B, std::remove_cvref_t<F>&> {};
 template <class B, class F>
-requires is_reference_wrapper<std::remove_cvref_t<F>>::value
-struct device_callable<B, F> : device_form_of<B, typename std::remove_cvref_t<F>::type&> {};
+requires is_reference_wrapper<std::remove_cvref_t<F>>::value struct device_callable<B, F>
+    : device_form_of<B, typename std::remove_cvref_t<F>::type&> {
+};
 }  // namespace detail
 
 /// The kernel type that kernel_function(b, f) returns for a callable of type F: ki::kernel of

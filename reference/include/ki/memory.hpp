@@ -207,9 +207,10 @@ using element_t = std::remove_cv_t<std::remove_pointer_t<decltype(elements(std::
 /// of trivially copyable elements that owns them (std::vector; not std::array, a view such as
 /// std::span, or anything else trivially copyable, which a kernel receives as it is).
 template <class R>
-concept host_array = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                     !std::is_trivially_copyable_v<std::remove_cv_t<R>> && !is_ki_array<std::remove_cv_t<R>>::value &&
-                     std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
+concept host_array =
+    std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+    !std::is_trivially_copyable_v<std::remove_cv_t<R>> &&
+    !is_ki_array<std::remove_cv_t<R>>::value && std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
 /// A host array as a kernel receives it on a CPU backend: a 1-D ki::span over its elements
 /// (span<const T> for a const one). It does not keep the array alive.
 template <host_array R>

@@ -23,8 +23,6 @@ namespace ki {
 /// The backend's kernel object of k (see above).
 template <backend B, class F>
 requires requires(const kernel<B, F>& k) { backend_traits<B>::native(k); }
-auto native(const kernel<B, F>& k) {
-  return backend_traits<B>::native(k);
-}
+auto native(const kernel<B, F>& k) { return backend_traits<B>::native(k); }
 
 }  // namespace ki

@@ -166,7 +166,8 @@ class kernel {
   const ki::ka::ndrange& static_ndrange() const { return range_; }
 
  private:
-  kernel(const B& b, ki::detail::converted_callable<F>&& c) : b_(b), f_(std::move(c.device)), host_(std::move(c.host)) {}
+  kernel(const B& b, ki::detail::converted_callable<F>&& c)
+      : b_(b), f_(std::move(c.device)), host_(std::move(c.host)) {}
   void check_range() const {
     if (!range_.given()) detail::bad("kernel: the static ndrange is empty (give 1 to 3 extents or ranges)");
     if (range_.has_negative_extent()) detail::bad("kernel: ndrange " + range_.str() + ": an extent must be at least 0");
