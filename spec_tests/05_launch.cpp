@@ -21,6 +21,8 @@
 #include <tuple>
 #include <vector>
 
+#include <ki/native.hpp>
+
 #include "backends.hpp"
 
 namespace ki_spec_launch {
@@ -32,6 +34,14 @@ constexpr i64 int64_max = std::numeric_limits<i64>::max();
 /// Counts how often each global linear id runs (hits) and records the launch shape as the
 /// kernel sees it: local size, number of groups, global size (shape[0..8]); shape[9] counts
 /// work-items beyond the expected total.
+/// A kernel whose operator() is a template: its GPU entry depends on the launch's argument types.
+struct generic_mark {
+  template <class S>
+  KI_DEVICE void operator()(S flag) const {
+    flag[0] = 1;
+  }
+};
+
 struct probe {
   KI_DEVICE void operator()(ki::span<i64> hits, ki::span<i64> shape) const {
     const auto gid = ki::get_global_id(), gs = ki::get_global_size();
@@ -563,4 +573,27 @@ TEMPLATE_LIST_TEST_CASE("launch: a kernel's failure is a ki::device_error on eve
   ki_test::check_all(
       ki_test::read(b, a), [](i64) { return 2; }, "after the failed launch");
 #endif
+}
+
+TEMPLATE_LIST_TEST_CASE("launch: ki::native exposes the backend's kernel object where it has one", "[launch]",
+                        ki_test::backends) {
+  // The spec: a Kernel wraps "the backend's own kernel object kern".
+  const auto b = ki_test::make<TestType>();
+  const auto k = ki::kernel_function(b, mark{});
+  constexpr bool has = requires { ki::native(k); };
+  // The GPU backends have one (their __global__ entry); the CPU backends none, at compile time.
+  static_assert(has == bool(KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP));
+  if constexpr (has) {
+    const auto n = ki::native(k);
+    REQUIRE(n.has_value());
+    CHECK(n->function != nullptr);
+    CHECK(n->attributes.maxThreadsPerBlock > 0);
+    CHECK(ki::max_work_group_size(k) <= n->attributes.maxThreadsPerBlock);  // the kernel's limit comes from it
+    // A generic operator() has no one entry before a launch.
+    CHECK_FALSE(ki::native(ki::kernel_function(b, generic_mark{})).has_value());
+    // The entry runs: launching the kernel writes its flag.
+    auto flag = ki::zeros<int>(b, 1);
+    k(flag);
+    CHECK(ki_test::read(b, flag) == std::vector<int>{1});
+  }
 }

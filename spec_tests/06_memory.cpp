@@ -5,7 +5,9 @@
 // its device-side representation ... It has to be pure."
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -97,6 +99,56 @@ struct takes_converted {
     if (g.x == 0 && g.y == 0 && g.z == 0) out[0] = a.v, out[1] = plain, out[2] = m.v, out[3] = c.v;
   }
 };
+
+// The kernel callable converted with argconvert (the spec: argconvert is "called for every kernel
+// argument, and for the kernel function itself"; kernel_function: "f is the host-side callable,
+// not converted with argconvert: the backend converts it ... it can capture arrays, which its
+// converted form only holds pointers to"; "The returned kernel keeps f alive").
+
+/// How many times argconvert converted a ramp_host (host side only).
+inline int ramp_conversions = 0;
+/// The device form of ramp_host: out[i] = factor * i + offset (offset is an argument).
+struct ramp_device {
+  ki::span<std::int64_t> out;
+  std::int64_t factor;
+  KI_DEVICE void operator()(std::int64_t offset) const {
+    const std::int64_t i = ki::get_global_id().x;
+    if (i < out.size()) out[i] = factor * i + offset;
+  }
+};
+/// A kernel functor that owns its array (not trivially copyable: it must convert), and a token
+/// that shows whether the kernel keeps it alive.
+template <class B>
+struct ramp_host {
+  ki::array<std::int64_t, B> out;
+  std::int64_t factor;
+  std::shared_ptr<int> token = std::make_shared<int>(0);
+};
+template <class B>
+ramp_device argconvert(const B& b, ramp_host<B>& h) {
+  ++ramp_conversions;
+  return {ki::argconvert(b, h.out), h.factor};
+}
+
+/// A KI_LAMBDA_CAPTURE kernel, made and launched in a function at namespace scope (nvcc's
+/// extended lambdas cannot live in the functions Catch2 generates): out[i] = 2 * in[i] + k + n,
+/// launched with ki::launch (n = 0) and through kernel_function (n = 1000).
+template <class B>
+void capture_kernel(const B& b, ki::array<std::int64_t, B>& out, const ki::array<std::int64_t, B>& in,
+                    ki::array<std::int64_t, B>& out2, std::int64_t k) {
+  const auto f = KI_LAMBDA_CAPTURE(out, in)(std::int64_t n) {
+    const std::int64_t i = ki::get_global_id().x;
+    if (i < out.size()) out[i] = 2 * in[i] + k + n;
+  };
+  ki::launch(b, {.workgroupsize = 16, .ndrange = out.size()}, f, std::int64_t{0});
+  // Another array, the same lambda body: what the capture list names is converted as it is.
+  const auto g = ki::kernel_function(
+      b, KI_LAMBDA_CAPTURE(out2, in)(std::int64_t n) {
+        const std::int64_t i = ki::get_global_id().x;
+        if (i < out2.size()) out2[i] = 2 * in[i] + k + n;
+      });
+  g({.workgroupsize = 16, .ndrange = out2.size()}, std::int64_t{1000});
+}
 }  // namespace ki_spec_memory_user
 
 using namespace ki_spec_memory;
@@ -248,6 +300,45 @@ TEMPLATE_LIST_TEST_CASE("memory: get_backend", "[memory]", ki_test::backends) {
   CHECK(cfg::same(ki::get_backend(ki::zeros<float>(cfg::make(), 2)), cfg::make()));
 }
 
+TEMPLATE_LIST_TEST_CASE("memory: get_backend of a host array is the reference backend, and CPU kernels take it",
+                        "[memory]", ki_test::backends) {
+  // The spec's get_backend(A) for the host's own arrays (KernelAbstractions: CPU()).
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 300;
+  std::vector<i64> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n), -1);
+  for (i64 i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = 2 * i;
+  static_assert(std::is_same_v<decltype(ki::get_backend(out)), ki::reference::backend>);
+  static_assert(std::is_same_v<decltype(ki::get_backend(std::span<const i64>(in))), ki::reference::backend>);
+  i64 c_array[3] = {1, 2, 3};
+  static_assert(std::is_same_v<decltype(ki::get_backend(c_array)), ki::reference::backend>);
+  static_assert(std::is_same_v<decltype(ki::get_backend(std::array<int, 2>{})), ki::reference::backend>);
+  (void)c_array;
+  // The spec's example: backend = get_backend(A); kernel(A, ndrange = length(A)).
+  const auto hb = ki::get_backend(out);
+  static_assert(std::is_same_v<decltype(ki::argconvert(hb, out)), ki::span<i64>>);
+  static_assert(std::is_same_v<decltype(ki::argconvert(hb, std::as_const(in))), ki::span<const i64>>);
+  CHECK(ki::argconvert(hb, out).data() == out.data());
+  CHECK(ki::argconvert(hb, out).size() == n);
+  const auto k = ki::kernel_function(hb, affine{});
+  k({.workgroupsize = 32, .ndrange = n}, out, std::as_const(in));
+  ki::synchronize(hb);
+  ki_test::check_all(
+      out, [](i64 i) { return 6 * i + 1; }, "host vectors on get_backend(out)");
+  // Views and trivially copyable arrays are not converted: a kernel receives them as they are.
+  static_assert(std::is_same_v<decltype(ki::argconvert(hb, std::array<int, 2>{})), std::array<int, 2>>);
+  static_assert(std::is_same_v<decltype(ki::argconvert(hb, std::span<i64>(out))), std::span<i64>>);
+  // Every CPU backend's kernels take host vectors; a GPU backend's do not (it has no
+  // conversion for them: passing one does not compile).
+  constexpr bool takes_vectors = requires(const TestType& t, std::vector<i64>& v) { t.argconvert(v); };
+  static_assert(takes_vectors == !(KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP));
+  if constexpr (takes_vectors) {
+    std::vector<i64> out2(static_cast<std::size_t>(n), -1);
+    ki::launch(b, {.workgroupsize = 32, .ndrange = n}, affine{}, out2, std::as_const(in));
+    ki::synchronize(b);
+    CHECK(out2 == out);
+  }
+}
+
 TEMPLATE_LIST_TEST_CASE("memory: argconvert of arrays and plain values", "[memory]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   auto a = ki::allocate<float>(b, {4, 3});
@@ -339,6 +430,97 @@ TEMPLATE_LIST_TEST_CASE("memory: argconvert converts every argument of a launch,
         ki::launch(k, {1, 1, 1}, {2, 1, 1}, std::tie(a, five, m, out, c));
       },
       "launch(kernel, groups, items, args)");
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: a KI_LAMBDA_CAPTURE kernel captures arrays as spans and writes through them",
+                        "[memory]", ki_test::backends) {
+  using namespace ki_spec_memory_user;
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 100;
+  std::vector<i64> h(static_cast<std::size_t>(n));
+  for (i64 i = 0; i < n; ++i) h[static_cast<std::size_t>(i)] = i * i;
+  const auto in = ki::to_device(b, h);
+  auto out = ki_test::filled<i64>(b, n, -1);
+  auto out2 = ki_test::filled<i64>(b, n, -1);
+  // What the lambda holds in place of each array: its device form on its own backend.
+  static_assert(std::is_same_v<decltype(ki::device_capture(out)), ki::span<i64>>);
+  static_assert(std::is_same_v<decltype(ki::device_capture(in)), ki::span<const i64>>);
+  static_assert(std::is_same_v<decltype(ki::device_capture(n)), i64>);
+  CHECK(ki::device_capture(out).data() == out.data());
+  CHECK(ki::device_capture(in).size() == n);
+  capture_kernel(b, out, in, out2, 7);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, out), [](i64 i) { return 2 * i * i + 7; }, "out (ki::launch)");
+  ki_test::check_all(
+      ki_test::read(b, out2), [](i64 i) { return 2 * i * i + 7 + 1000; }, "out2 (kernel_function)");
+  // A freed array cannot be captured (the same check as a freed argument).
+  auto gone = ki::allocate<i64>(b, 4);
+  ki::unsafe_free(gone);
+  CHECK_THAT(ki_test::thrown_message<std::invalid_argument>([&] { (void)ki::device_capture(gone); }),
+             ContainsSubstring("unsafe_free"));
+}
+
+TEMPLATE_LIST_TEST_CASE("memory: a functor holding an array converts through its own argconvert (ADL), once per kernel",
+                        "[memory]", ki_test::backends) {
+  using namespace ki_spec_memory_user;
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 50;
+  ramp_conversions = 0;
+  std::weak_ptr<int> token;
+  {
+    ramp_host<TestType> host{ki_test::filled<i64>(b, n, -1), 3};
+    token = host.token;
+    i64* const data = host.out.data();
+    auto k = ki::kernel_function(b, std::move(host));
+    // The kernel holds the device form, converted once, when it was made...
+    static_assert(std::is_same_v<decltype(k), ki::kernel<TestType, ramp_device>>);
+    static_assert(std::is_same_v<ki::device_callable_t<TestType, ramp_host<TestType>>, ramp_device>);
+    CHECK(ramp_conversions == 1);
+    CHECK(k.f.out.data() == data);
+    CHECK(k.f.factor == 3);
+    // ... and keeps the host form (with its array) alive, shared by its copies.
+    CHECK(k.host_callable != nullptr);
+    CHECK(token.use_count() == 1);
+    k({.workgroupsize = 16, .ndrange = n}, i64{5});
+    k({.workgroupsize = 16, .ndrange = n}, i64{5});
+    const auto copy = k;
+    copy({.ndrange = n}, i64{5});
+    CHECK(ramp_conversions == 1);  // launches and copies do not convert it again
+    ki::synchronize(b);
+    // The kernel's own array, read through the host form it keeps.
+    const auto* kept = static_cast<const ramp_host<TestType>*>(k.host_callable.get());
+    CHECK(kept->out.data() == data);
+    ki_test::check_all(
+        ki_test::read(b, kept->out), [](i64 i) { return 3 * i + 5; }, "the kernel's own array");
+    k = ki::kernel_function(b, ramp_host<TestType>{ki::allocate<i64>(b, 1), 1});
+    CHECK(ramp_conversions == 2);
+    CHECK(token.use_count() == 1);  // still held by the copy
+  }
+  CHECK(token.expired());  // released with the last copy of the kernel
+  // std::ref: converted in place, the caller keeps it alive (and reads its array afterwards).
+  ramp_host<TestType> mine{ki_test::filled<i64>(b, n, -1), -2};
+  ramp_conversions = 0;
+  const auto r = ki::kernel_function(b, std::ref(mine));
+  CHECK(r.host_callable == nullptr);
+  CHECK(mine.token.use_count() == 1);
+  r({.ndrange = n}, i64{100});
+  CHECK(ramp_conversions == 1);
+  ki_test::check_all(
+      ki_test::read(b, mine.out), [](i64 i) { return 100 - 2 * i; }, "std::ref(functor)");
+  // The one-call launch converts the callable of each call once.
+  ki::launch(b, {.ndrange = n}, std::ref(mine), i64{1});
+  ki::launch(b, {.ndrange = n}, std::ref(mine), i64{2});
+  CHECK(ramp_conversions == 3);
+  ki_test::check_all(
+      ki_test::read(b, mine.out), [](i64 i) { return 2 - 2 * i; }, "ki::launch(std::ref(functor))");
+  // Launch hints survive the conversion (with_hints converts what it wraps).
+  const auto hk = ki::kernel_function(b, ki::with_hints<ki::launch_hints{.maxthreads = 16}>(std::move(mine)));
+  static_assert(std::remove_cvref_t<decltype(hk)>::hints.maxthreads == 16);
+  CHECK(ramp_conversions == 4);
+  CHECK(ki::max_work_group_size(hk) <= 16);
+  hk({.ndrange = n}, i64{0});
+  ki::synchronize(b);
 }
 
 TEMPLATE_LIST_TEST_CASE("memory: unified allocation where supported", "[memory]", ki_test::backends) {

@@ -44,9 +44,52 @@ struct say {
   }
 };
 
+/// ki::print_inline: work-item 0 builds one line from three calls, then prints a part without
+/// any newline; every work-item prints one whole line of its own in one call, "\n" included.
+struct inline_parts {
+  KI_DEVICE void operator()() const {
+    const i64 g = ki::get_global_id().x;
+    if (g == 0) {
+      ki::print_inline("x = ", 5);
+      ki::print_inline(", y = ", 2.5, ",");
+      ki::print_inline(" done\n");
+    }
+    ki::barrier();
+    ki::print_inline("whole ", g, " ", filler(), "\n");
+    ki::barrier();
+    if (g == 0) ki::print_inline("no newline at the end ", 7);
+  }
+};
 }  // namespace ki_spec_print
 
 using namespace ki_spec_print;
+
+TEMPLATE_LIST_TEST_CASE("print: print_inline does not end the line", "[print]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 64;
+  std::string out;
+  {
+    capture_stdout cap;
+    ki::launch(b, {.numgroups = 1, .workgroupsize = n}, inline_parts{});
+    ki::synchronize(b);
+    out = cap.finish();
+  }
+  // The three calls of work-item 0 made one line (only work-item 0 printed before the barrier).
+  REQUIRE(out.rfind("x = 5, y = 2.5, done\n", 0) == 0);
+  // No newline was added: the output ends with the last call's text.
+  const std::string tail = "no newline at the end 7";
+  REQUIRE(out.size() > tail.size());
+  CHECK(out.substr(out.size() - tail.size()) == tail);
+  // Between them, one intact line per work-item, in any order.
+  auto lines = split_lines(out.substr(0, out.size() - tail.size()));
+  REQUIRE(!lines.empty());
+  lines.erase(lines.begin());
+  std::vector<std::string> expected;
+  for (i64 g = 0; g < n; ++g) expected.push_back("whole " + std::to_string(g) + " " + filler());
+  std::sort(lines.begin(), lines.end());
+  std::sort(expected.begin(), expected.end());
+  CHECK(lines == expected);
+}
 
 TEMPLATE_LIST_TEST_CASE("print: one intact line per call, from many work-items", "[print]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();

@@ -85,9 +85,72 @@ ki::array<double, B> iota_double(const B& b, i64 n, double first = 1.0) {
   return ki::to_device(b, h);
 }
 
+// The kernel function converted with argconvert, as KI kernels are (ki/ka/kernel.hpp): a host
+// form that names an array (a pointer: trivially copyable, but useless on a device) and its device
+// form, a span. Without the conversion the kernel would be the host form, which has no call
+// operator.
+inline int ka_conversions = 0;
+struct ramp_device {
+  ki::span<i64> a;
+  i64 v;
+  template <class G>
+  KI_DEVICE void operator()(G& g) const {
+    g.items([&](auto i) { a[i.global_linear()] = v + i.global_linear(); });
+  }
+};
+template <class B>
+struct ramp_host {
+  ki::array<i64, B>* a;
+  i64 v;
+};
+template <class B>
+ramp_device argconvert(const B& b, const ramp_host<B>& h) {
+  ++ka_conversions;
+  return {ki::argconvert(b, *h.a), h.v};
+}
+/// A foreach_index body in the same way: a[i] += 1.
+struct bump_device {
+  ki::span<i64> a;
+  KI_DEVICE void operator()(i64 i) const { a[i] += 1; }
+};
+template <class B>
+struct bump_host {
+  ki::array<i64, B>* a;
+};
+template <class B>
+bump_device argconvert(const B& b, const bump_host<B>& h) {
+  ++ka_conversions;
+  return {ki::argconvert(b, *h.a)};
+}
 }  // namespace ki_spec_ka
 
 using namespace ki_spec_ka;
+
+TEMPLATE_LIST_TEST_CASE("ka: the kernel function is converted with argconvert, once per kernel", "[ka]",
+                        ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const i64 n = 40;
+  auto a = ki_test::filled<i64>(b, n, -1);
+  ka_conversions = 0;
+  ki::ka::kernel k(b, ramp_host<TestType>{&a, 10}, 8);
+  static_assert(std::is_same_v<decltype(k), ki::ka::kernel<TestType, ramp_device>>);
+  CHECK(ka_conversions == 1);
+  CHECK(k.function().a.data() == a.data());
+  CHECK(k.host_callable() != nullptr);  // the host form is kept
+  k({.ndrange = n});
+  k({.ndrange = n});
+  CHECK(ka_conversions == 1);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64 i) { return 10 + i; }, "ramp");
+  ki::ka::kernel s(b, ramp_host<TestType>{&a, 20}, ki::ka::groupsize<8>, n);
+  s();
+  CHECK(ka_conversions == 2);
+  // foreach_index converts its body (its kernel's device form holds the body's).
+  ki::ka::foreach_index(b, n, bump_host<TestType>{&a});
+  CHECK(ka_conversions == 3);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64 i) { return 21 + i; }, "ramp, then bump");
+}
 
 TEMPLATE_LIST_TEST_CASE("ka: saxpy! with @Const, a static work-group size and ndrange (the text's output)", "[ka]",
                         ki_test::backends) {

@@ -2,6 +2,8 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <ki/reference/backend.hpp>
 
@@ -59,12 +61,48 @@ profile profile::preset(std::string_view name) {
                               "' (known: cuda, amd-wave64, amd-wave32, intel, apple, strict)");
 }
 
+namespace {
+/// The presets KI_REFERENCE_PROFILE names, separated by commas (empty when it is not set).
+/// A name that is not a preset is std::invalid_argument naming it (preset's message).
+std::vector<profile> environment_presets() {
+  std::vector<profile> r;
+  const char* v = std::getenv("KI_REFERENCE_PROFILE");
+  if (v == nullptr || *v == '\0') return r;
+  const std::string_view all(v);
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = all.find(',', start);
+    r.push_back(profile::preset(all.substr(start, comma == std::string_view::npos ? all.npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return r;
+}
+}  // namespace
+
 profile profile::from_environment() {
+  // With several names: the first (each device then has its own: device_profiles).
   static const profile p = [] {
-    const char* v = std::getenv("KI_REFERENCE_PROFILE");
-    return (v == nullptr || *v == '\0') ? profile{} : preset(v);
+    const auto presets = environment_presets();
+    return presets.empty() ? profile{} : presets.front();
   }();
   return p;
+}
+
+std::vector<profile> backend::device_profiles_from_environment() {
+  // Never throws: a backend value that sets `device` itself may be made during static
+  // initialisation, and an unknown name is reported where `device` is read from the
+  // environment (profile::from_environment, the default of `device`).
+  static const std::vector<profile> list = []() -> std::vector<profile> {
+    try {
+      auto presets = environment_presets();
+      if (presets.size() < 2) presets.clear();  // one name: every device emulates it (`device`)
+      return presets;
+    } catch (const std::invalid_argument&) {
+      return {};
+    }
+  }();
+  return list;
 }
 
 namespace detail {

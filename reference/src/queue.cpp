@@ -176,10 +176,13 @@ std::shared_ptr<queue> queue_for(int device) {
 
 /// The calling thread's queue of the active device, checking that the device exists for b.
 std::shared_ptr<queue> current(const backend& b, const char* what) {
-  if (active >= b.device.devices)
-    throw std::invalid_argument(std::string("ki::reference: ") + what + " on device " + std::to_string(active) +
-                                ", but profile '" + b.device.name + "' has " + std::to_string(b.device.devices) +
-                                (b.device.devices == 1 ? " device" : " devices") + " (see ki::set_device)");
+  const int n = device_count(b);
+  if (active >= n)
+    throw std::invalid_argument(
+        std::string("ki::reference: ") + what + " on device " + std::to_string(active) + ", but " +
+        (b.device_profiles.empty() ? "profile '" + std::string(b.device.name) + "'"
+                                   : std::string("the backend's device_profiles")) +
+        " has " + std::to_string(n) + (n == 1 ? " device" : " devices") + " (see ki::set_device)");
   auto q = queue_for(active);
   if (!q) throw std::logic_error(std::string("ki::reference: ") + what + " while the host thread exits");
   return q;
@@ -236,7 +239,7 @@ void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::
 }
 
 void* allocate(const backend& b, std::size_t bytes) {
-  if (active >= b.device.devices) (void)current(b, "allocate");  // throws, naming the device
+  if (active >= device_count(b)) (void)current(b, "allocate");  // throws, naming the device
   // 64-byte aligned, like device allocations; at least one byte so that the pointer is unique.
   const std::size_t n = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, n == 0 ? 64 : n);
@@ -317,10 +320,16 @@ void wait_event(const backend& b, const event& e) {
 void set_priority(const backend& b, priority p) { current(b, "set_priority")->prio = p; }
 
 void versioninfo(std::ostream& os, const backend& b) {
-  const profile& p = b.device;
+  const profile& p = active_profile(b);
   os << "ki " << KI_VERSION << ", backend reference (the oracle: fibers emulating work-groups)\n"
-     << "  profile:            " << p.name << "\n"
-     << "  devices:            " << p.devices << " (active: " << active << ")\n"
+     << "  profile:            " << p.name;
+  if (!b.device_profiles.empty()) {  // one per device: all of them, the active device's below
+    os << " (per device:";
+    for (const auto& d : b.device_profiles) os << " " << d.name;
+    os << ")";
+  }
+  os << "\n"
+     << "  devices:            " << device_count(b) << " (active: " << active << ")\n"
      << "  queue mode:         " << mode_name(b.queue) << "\n"
      << "  host threads:       " << host_threads(b) << "\n"
      << "  fiber stack:        "

@@ -2,6 +2,7 @@
 // the adversarial layout really scatters lanes over several partial sub-groups, and every kind
 // of sub-group function (not only shuffles) must be executed by the whole sub-group.
 #include <algorithm>
+#include <cstdlib>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -232,4 +234,84 @@ TEST_CASE("profiles: an atomic on double without supports_float64 is an unsuppor
   CHECK_THAT(std::string(a->what()), ContainsSubstring("no 64-bit atomics"));
   CHECK(!run_one_atomic<double>("cuda"));
   CHECK(!run_one_atomic<float>("strict"));
+}
+
+namespace {
+/// Records what the kernel's device reports: the sub-group size and the work-group's limit.
+struct record_device {
+  KI_DEVICE void operator()(ki::span<i64> out) const {
+    if (ki::get_local_id().x == 0) out[0] = ki::get_max_sub_group_size();
+  }
+};
+}  // namespace
+
+TEST_CASE("profiles: one profile per emulated device: queries and launches answer for the active device",
+          "[profiles]") {
+  ki::reference::backend b{.threads = 1};
+  b.device_profiles = {ki::reference::profile::preset("cuda"), ki::reference::profile::preset("amd-wave64"),
+                       ki::reference::profile::preset("apple"), ki::reference::profile::preset("strict")};
+  REQUIRE(ki::ndevices(b) == 4);
+  struct want {
+    i64 width;
+    bool partitionable, atomics64, unified;
+  };
+  const want w[] = {
+      {32, true, true, true}, {64, false, true, true}, {32, false, false, true}, {16, false, true, false}};
+  for (int d = 0; d < 4; ++d) {
+    INFO("device " << d);
+    ki::set_device(b, d);
+    CHECK(&ki::reference::device_profile(b, d) == &b.device_profiles[static_cast<std::size_t>(d)]);
+    CHECK(ki::sub_group_size(b) == w[d].width);
+    CHECK(ki::max_work_group_size(b) == b.device_profiles[static_cast<std::size_t>(d)].max_work_group_size);
+    CHECK(ki::supports_partitionable_subgroups(b) == w[d].partitionable);
+    CHECK(ki::supports_atomics64(b) == w[d].atomics64);
+    CHECK(ki::supports_unified(b) == w[d].unified);
+    // A launch on the device runs with its profile: the kernel sees its sub-group width.
+    auto out = ki::zeros<i64>(b, 1);
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 64}, record_device{}, out);
+    CHECK(ki::to_host(b, out) == std::vector<i64>{w[d].width});
+    // versioninfo names the active device's profile, and every device's.
+    std::ostringstream info;
+    ki::versioninfo(info, b);
+    CHECK_THAT(info.str(), ContainsSubstring(std::string("profile:            ") +
+                                             b.device_profiles[static_cast<std::size_t>(d)].name +
+                                             " (per device: cuda amd-wave64 apple strict)"));
+  }
+  // A work-group size that one device allows and another does not.
+  ki::set_device(b, 3);
+  CHECK(ki::max_work_group_size(b) == 256);
+  auto o3 = ki::zeros<i64>(b, 1);
+  CHECK_THROWS_AS(ki::launch(b, {.numgroups = 1, .workgroupsize = 512}, record_device{}, o3), std::invalid_argument);
+  ki::set_device(b, 1);
+  auto o1 = ki::zeros<i64>(b, 1);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 512}, record_device{}, o1);
+  CHECK(ki::to_host(b, o1) == std::vector<i64>{64});
+  // Work on a device that another backend value's list lacks is an error naming the count.
+  ki::reference::backend two{.threads = 1};
+  two.device_profiles = {b.device_profiles[0], b.device_profiles[1]};
+  ki::set_device(b, 3);
+  CHECK_THROWS_WITH(ki::allocate<i64>(two, 4),
+                    ContainsSubstring("on device 3, but the backend's device_profiles has 2 devices"));
+  ki::set_device(b, 0);
+  // Without per-device profiles every device is `device` (the profile's `devices` of them).
+  const ki::reference::backend one{.device = ki::reference::profile::preset("amd-wave64")};
+  CHECK(&ki::reference::device_profile(one, 0) == &one.device);
+}
+
+// KI_REFERENCE_PROFILE naming several presets: one per device (run in a process of its own with
+// KI_REFERENCE_PROFILE=amd-wave64,intel: CTest oracle/KI_REFERENCE_PROFILE-per-device).
+TEST_CASE("KI_REFERENCE_PROFILE with several names gives each device its own profile", "[.profile_list_env]") {
+  const char* v = std::getenv("KI_REFERENCE_PROFILE");
+  REQUIRE(v != nullptr);
+  REQUIRE(std::string(v) == "amd-wave64,intel");
+  const ki::reference::backend b{.threads = 1};
+  CHECK(std::string(b.device.name) == "amd-wave64");
+  REQUIRE(b.device_profiles.size() == 2);
+  CHECK(ki::ndevices(b) == 2);
+  ki::set_device(b, 0);
+  CHECK(ki::sub_group_size(b) == 64);
+  ki::set_device(b, 1);
+  CHECK(ki::sub_group_size(b) == 16);
+  CHECK_FALSE(ki::supports_float64(b));
+  ki::set_device(b, 0);
 }

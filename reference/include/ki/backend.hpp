@@ -47,6 +47,10 @@
 //   static void launch(const K&, std::array<std::int64_t, 3> groups,
 //                      std::array<std::int64_t, 3> items, const kwargs&, DeviceArgs... args);
 //       // queued on the calling thread's queue of the active device
+//   -- optional --
+//   template <class F> static auto native(const K&);   // the kernel object, for ki::native (ki/native.hpp)
+//   auto B::argconvert(Arg&) const;   // a member of the backend value: arguments the backend itself
+//                                     // converts (ki/argconvert.hpp, route 3; CPU backends: host vectors)
 #pragma once
 #include <any>
 #include <optional>

@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ki/argconvert.hpp>
 #include <ki/macros.hpp>
 
 namespace ki {
@@ -35,6 +36,9 @@ struct launch_hints {
   std::array<std::int64_t, 3> required_size{};
 
   constexpr bool has_required() const { return required_size[0] != 0; }
+  /// Whether any hint is given.
+  constexpr bool any() const { return maxthreads != 0 || has_required(); }
+  friend constexpr bool operator==(const launch_hints&, const launch_hints&) = default;
   constexpr std::int64_t required_items() const { return required_size[0] * required_size[1] * required_size[2]; }
   /// The bound the device compiler is given: the smaller of maxthreads and the required size's
   /// work-items (0: none).
@@ -83,6 +87,19 @@ struct hinted {
   template <class... A>
   KI_DEVICE decltype(auto) operator()(A&&... a) const {
     return f(std::forward<A>(a)...);
+  }
+  /// The device form (ki::argconvert, as for the kernel callable): F's device form with the same
+  /// hints, where F has a conversion of its own (else hinted passes on as it is). (A member: a
+  /// friend function named argconvert would clash with the ki::argconvert object.)
+  template <class B>
+  requires detail::custom_argconvert<B, F&>
+  auto argconvert(const B& b) & {
+    return hinted<MaxThreads, X, Y, Z, std::remove_cvref_t<decltype(ki::argconvert(b, f))>>{ki::argconvert(b, f)};
+  }
+  template <class B>
+  requires detail::custom_argconvert<B, const F&>
+  auto argconvert(const B& b) const& {
+    return hinted<MaxThreads, X, Y, Z, std::remove_cvref_t<decltype(ki::argconvert(b, f))>>{ki::argconvert(b, f)};
   }
 };
 

@@ -6,14 +6,20 @@
 //   ki::launch(backend, {.ndrange = n}, vadd{}, c, a, b);  // compile + launch in one call
 //   ki::synchronize(backend);                           // waits; rethrows kernel errors
 //
-// A kernel is a trivially copyable callable (a struct with a KI_DEVICE operator() const, or a
-// KI_LAMBDA). Each work-item calls its own copy with its own copies of the converted arguments,
-// as GPUs pass kernel parameters by value.
+// A kernel is a callable (a struct with a KI_DEVICE operator() const, a KI_LAMBDA, or a
+// KI_LAMBDA_CAPTURE that captures arrays). kernel_function converts it with ki::argconvert, as it
+// converts the arguments (the spec: argconvert is "called for every kernel argument, and for the
+// kernel function itself"), once, when the kernel is made: a functor holding ki::arrays becomes
+// its device form through its own argconvert (found by ADL), and that device form must be
+// trivially copyable. Each work-item calls its own copy of the device form with its own copies
+// of the converted arguments, as GPUs pass kernel parameters by value.
 #pragma once
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -75,23 +81,125 @@ inline void check_required_size(const launch_hints& h, const std::array<std::int
 }
 }  // namespace detail
 
+namespace detail {
+/// The one check of a kernel's device form (kept in one place for its message).
+template <class D>
+consteval bool device_form_ok() {
+  static_assert(
+      std::is_trivially_copyable_v<D>,
+      "ki::kernel_function, ki::ka::kernel: the kernel's device form (the callable after ki::argconvert) must be "
+      "trivially copyable: capture arrays with KI_LAMBDA_CAPTURE(a, ...) (or ki::device_capture(a)), "
+      "hold ki::spans and numbers rather than ki::arrays, or give a functor that holds arrays an "
+      "argconvert(backend, f) found by ADL that returns a trivially copyable device struct");
+  return true;
+}
+
+/// A callable's launch hints are part of its type: its device form must declare the same ones.
+template <class H, class D>
+constexpr void check_device_hints() {
+  static_assert(
+      !hints_of<H>.any() || hints_of<H> == hints_of<D>,
+      "ki::kernel_function, ki::ka::kernel: the kernel declares launch hints that its device form (its argconvert's "
+      "result) does not: declare the same static constexpr ki::launch_hints hints on the device form");
+}
+
+template <class T>
+struct is_reference_wrapper : std::false_type {};
+template <class T>
+struct is_reference_wrapper<std::reference_wrapper<T>> : std::true_type {};
+
+/// The device form of a kernel callable read through the lvalue R (H& or const H&): the result
+/// of its own argconvert where it has one, else the callable as it is.
+template <class B, class R>
+struct device_form_of {
+  using type = std::remove_cvref_t<R>;
+};
+template <class B, class R>
+requires custom_argconvert<B, R>
+struct device_form_of<B, R> {
+  using type = std::remove_cvref_t<decltype(argconvert_fn{}(std::declval<const B&>(), std::declval<R>()))>;
+};
+/// The callable F given to kernel_function (a std::reference_wrapper is read through).
+template <class B, class F>
+struct device_callable : device_form_of<B, std::remove_cvref_t<F>&> {};
+template <class B, class F>
+requires is_reference_wrapper<std::remove_cvref_t<F>>::value struct device_callable<B, F>
+    : device_form_of<B, typename std::remove_cvref_t<F>::type&> {
+};
+}  // namespace detail
+
+/// The kernel type that kernel_function(b, f) returns for a callable of type F: ki::kernel of
+/// F's device form.
+template <class B, class F>
+using device_callable_t = typename detail::device_callable<B, F>::type;
+
+namespace detail {
+template <class D>
+struct converted_callable {
+  D device;
+  std::shared_ptr<const void> host;  // the host form, where the kernel keeps one
+};
+
+/// Converts a kernel callable for kernel_function: once, from the copy the kernel keeps.
+///  - a callable with its own argconvert (ADL or member): f is moved or copied into a shared
+///    holder that the kernel keeps (the spec: "the returned kernel keeps f alive"), and converted
+///    from there (a non-const lvalue, so that its arrays become span<T>);
+///  - std::ref(f) / std::cref(f): f is converted in place and the caller keeps it alive (for a
+///    callable that cannot be copied, or whose arrays the caller reads afterwards);
+///  - anything else passes on as it is, and must be trivially copyable.
+template <class B, class F>
+converted_callable<device_callable_t<B, F>> convert_callable(const B& b, F&& f) {
+  using H = std::remove_cvref_t<F>;
+  using D = device_callable_t<B, F>;
+  if constexpr (is_reference_wrapper<H>::value) {
+    auto& src = f.get();
+    using R = decltype(src);
+    static_assert(custom_argconvert<B, R> || device_form_ok<D>());
+    check_device_hints<std::remove_cvref_t<R>, D>();
+    if constexpr (custom_argconvert<B, R>) return {D(ki::argconvert(b, src)), nullptr};
+    else return {D(src), nullptr};
+  } else if constexpr (custom_argconvert<B, H&>) {
+    static_assert(std::is_constructible_v<H, F&&>,
+                  "ki::kernel_function, ki::ka::kernel: the kernel keeps its own copy of a callable that converts with "
+                  "argconvert, and this one cannot be copied: pass it with std::move(f), or as std::ref(f) "
+                  "to keep it alive yourself");
+    check_device_hints<H, D>();
+    auto held = std::make_shared<H>(std::forward<F>(f));
+    D d = ki::argconvert(b, *held);  // once per kernel
+    return {std::move(d), std::shared_ptr<const void>(std::move(held))};
+  } else {
+    static_assert(device_form_ok<H>());
+    return {H(std::forward<F>(f)), nullptr};
+  }
+}
+}  // namespace detail
+
 template <backend B, class F>
 class kernel {
-  static_assert(std::is_trivially_copyable_v<F>,
-                "ki::kernel_function: the kernel must be trivially copyable (a struct of plain members or "
-                "a KI_LAMBDA capturing spans and numbers, not ki::arrays)");
+  static_assert(detail::device_form_ok<F>());
 
  public:
-  kernel(B b, F f, std::string name, kwargs options = {})
-      : backend(std::move(b)), f(std::move(f)), name(std::move(name)), options(std::move(options)) {}
+  /// F is the device form; host is what keeps the host form alive (see kernel_function).
+  kernel(B b, F f, std::string name, kwargs options = {}, std::shared_ptr<const void> host = {})
+      : backend(std::move(b)),
+        f(std::move(f)),
+        name(std::move(name)),
+        options(std::move(options)),
+        host_callable(std::move(host)) {}
 
   /// The backend value that was passed to kernel_function.
   B backend;
-  /// The kernel callable (kept alive by the kernel object).
+  /// The kernel callable's device form: the callable given to kernel_function, converted once
+  /// with ki::argconvert when the kernel was made (the callable itself where it has no
+  /// conversion of its own). Every launch copies it to the work-items.
   F f;
   std::string name;
   /// The backend-specific compiler options it was compiled with.
   kwargs options;
+  /// The callable as given to kernel_function, where it was converted by its own argconvert: the
+  /// kernel keeps it alive (shared by copies of the kernel), since f may point into it (a
+  /// functor's arrays). Null where f is the callable itself, or for std::ref(f).
+  std::shared_ptr<const void> host_callable;
   /// The kernel's launch hints (ki/hints.hpp), part of its type.
   static constexpr launch_hints hints = hints_of<F>;
 
@@ -127,11 +235,14 @@ class kernel {
   }
 };
 
-/// Compiles f for the active device of b (on CPU backends: validates the options).
+/// Compiles f for the active device of b (on CPU backends: validates the options). f is converted
+/// with ki::argconvert here, once (see ki::detail::convert_callable): the kernel's f is its
+/// device form, and the kernel keeps the host form alive where they differ.
 template <backend B, class F>
-kernel<B, std::decay_t<F>> kernel_function(const B& b, F&& f, const compile_options& o = {}) {
+kernel<B, device_callable_t<B, F>> kernel_function(const B& b, F&& f, const compile_options& o = {}) {
   backend_traits<B>::check_compile_options(b, o.options);
-  return kernel<B, std::decay_t<F>>(b, std::forward<F>(f), o.name, o.options);
+  auto c = detail::convert_callable(b, std::forward<F>(f));
+  return kernel<B, device_callable_t<B, F>>(b, std::move(c.device), o.name, o.options, std::move(c.host));
 }
 
 /// The keywords of the one-call form (the spec's @launch).
@@ -147,9 +258,10 @@ struct launch_spec {
   kwargs options{};
 };
 
-/// Compile f for b and launch it with args (converted with argconvert). Returns the kernel.
+/// Compile f for b and launch it with args (f and args converted with argconvert). Returns the
+/// kernel.
 template <backend B, class F, class... Args>
-kernel<B, std::decay_t<F>> launch(const B& b, const launch_spec& s, F&& f, Args&&... args) {
+kernel<B, device_callable_t<B, F>> launch(const B& b, const launch_spec& s, F&& f, Args&&... args) {
   auto k = kernel_function(b, std::forward<F>(f), compile_options{s.name, s.options});
   if (!s.launch) {
     if (s.numgroups.given() || s.workgroupsize.given() || s.ndrange.given() ||

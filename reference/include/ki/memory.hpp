@@ -4,7 +4,9 @@
 // A ki::array<T, B> owns device memory of backend B on the device that was active when it was
 // allocated (freed when it is destroyed, after the work queued before; move-only). Its extents
 // are up to 3-D with x fastest. Passed to a kernel it becomes a ki::span<T> (argconvert). Host
-// arrays are any contiguous range (std::vector, std::span, C arrays).
+// arrays are any contiguous range (std::vector, std::span, C arrays): copyto takes them; the CPU
+// backends also take those that own their elements (std::vector) as kernel arguments, and
+// ki::get_backend of a host array is the reference backend (ki/reference/backend.hpp).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -200,6 +202,22 @@ std::int64_t length(const A& a) {
 }
 template <class A>
 using element_t = std::remove_cv_t<std::remove_pointer_t<decltype(elements(std::declval<A&>()))>>;
+
+/// A host array that a CPU backend converts for a kernel (the spec's Array): a contiguous range
+/// of trivially copyable elements that owns them (std::vector; not std::array, a view such as
+/// std::span, or anything else trivially copyable, which a kernel receives as it is).
+template <class R>
+concept host_array =
+    std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+    !std::is_trivially_copyable_v<std::remove_cv_t<R>> &&
+    !is_ki_array<std::remove_cv_t<R>>::value && std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
+/// A host array as a kernel receives it on a CPU backend: a 1-D ki::span over its elements
+/// (span<const T> for a const one). It does not keep the array alive.
+template <host_array R>
+auto host_span(R& r) {
+  using T = std::remove_reference_t<std::ranges::range_reference_t<R>>;
+  return span<T>(std::ranges::data(r), static_cast<std::int64_t>(std::ranges::size(r)));
+}
 }  // namespace detail
 
 /// Copies src to dest, ordered with the calling thread's other work on the active device.

@@ -1,4 +1,5 @@
-// print(args...): print one line from a kernel (the spec's _print / @print).
+// print(args...): print one line from a kernel (the spec's _print / @print);
+// print_inline(args...): the same without ending the line (KA's @print, ki::ka::print).
 //
 // On CPU backends the arguments are formatted with operator<< into one string and written with
 // a single locked write, so lines of different work-items never interleave. On GPUs the line is
@@ -95,9 +96,10 @@ __device__ auto print_arg(const A& a) {
   }
 }
 #endif
-/// One write of the arguments, with or without a newline after them.
+/// One write of the arguments, with or without a newline after them; `name` is the function
+/// called, for the error outside a kernel.
 template <bool Newline, class... Args>
-KI_DEVICE void print_out(const Args&... args) {
+KI_DEVICE void print_out([[maybe_unused]] const char* name, const Args&... args) {
 #if KI_GPU_PASS
   // One printf per call: device printf writes each call's output as one record.
   constexpr auto format = print_format<Newline, Args...>();
@@ -105,7 +107,7 @@ KI_DEVICE void print_out(const Args&... args) {
 #else
   // A device function: refused on the host outside any kernel (variadic, so no line to name).
   if (cpu::current == nullptr && !cpu::ka_running) [[unlikely]]
-    cpu::outside_kernel(Newline ? "print" : "ka::print");
+    cpu::outside_kernel(name);
   std::ostringstream os;
   (os << ... << args);
   if constexpr (Newline) os << '\n';
@@ -117,7 +119,17 @@ KI_DEVICE void print_out(const Args&... args) {
 /// Prints args followed by a newline, as one write (GPU: one printf).
 template <class... Args>
 KI_DEVICE void print(const Args&... args) {
-  detail::print_out<true>(args...);
+  detail::print_out<true>("print", args...);
+}
+
+/// Prints args without ending the line, as one write (GPU: one printf); a "\n" among them ends
+/// it. Several calls of one work-item build one line (ki::print_inline("x = ", x);
+/// ki::print_inline(", y = ", y, "\n")), but another work-item's output may come between them:
+/// a line printed in one call never interleaves with other output. (ki::ka::print is the same
+/// function under KA's name.)
+template <class... Args>
+KI_DEVICE void print_inline(const Args&... args) {
+  detail::print_out<false>("print_inline", args...);
 }
 
 namespace ka {
@@ -126,7 +138,7 @@ namespace ka {
 /// interleave; a line printed in several calls may.
 template <class... Args>
 KI_DEVICE void print(const Args&... args) {
-  ki::detail::print_out<false>(args...);
+  ki::detail::print_out<false>("ka::print", args...);
 }
 }  // namespace ka
 

@@ -36,6 +36,13 @@ struct foreach_kernel {
       else f(i.global().x);
     });
   }
+  /// Where the body converts with an argconvert of its own, so does the kernel (its device form
+  /// runs the body's device form).
+  template <class B>
+  requires ki::detail::custom_argconvert<B, F&>
+  auto argconvert(const B& b) & {
+    return foreach_kernel<std::remove_cvref_t<decltype(ki::argconvert(b, f))>, Cartesian>{ki::argconvert(b, f)};
+  }
 };
 }  // namespace detail
 

@@ -10,10 +10,13 @@
 // Every misuse is std::invalid_argument naming the value, thrown on the host before anything
 // runs: no ndrange, a launch ndrange or work-group size other than the static one, a negative
 // extent, a work-group size beyond the device's limits. Arguments are converted with
-// ki::argconvert (a ki::array becomes a ki::span), as for ki::launch.
+// ki::argconvert (a ki::array becomes a ki::span), as for ki::launch; so is the kernel function,
+// once, when the kernel is constructed (as kernel_function does: a functor holding arrays
+// becomes its device form through its own argconvert, and the kernel keeps the functor alive).
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +27,7 @@
 #include <ki/backend.hpp>
 #include <ki/dims.hpp>
 #include <ki/ka/const.hpp>
+#include <ki/launch.hpp>
 #include <ki/ka/ndrange.hpp>
 #include <ki/ka/sizes.hpp>
 #include <ki/xyz.hpp>
@@ -102,25 +106,38 @@ geometry resolve(const B& b, const ndrange& static_range, const dims& static_siz
 /// A KA kernel for backend B: the kernel function F with optional static sizes. S is the static
 /// work-group size as a type (ki::ka::groupsize<...>, ki/ka/sizes.hpp), known to the kernel
 /// body at compile time, or dynamic_size (a static size given as a ki::dims value is checked at
-/// each launch, but the body sees it only at run time).
+/// each launch, but the body sees it only at run time). F is the device form of the function
+/// given to the constructor (ki::device_callable_t; the function itself where it has no
+/// argconvert of its own).
 template <class B, class F, class S = dynamic_size>
 class kernel {
+  static_assert(ki::detail::device_form_ok<F>());
+
  public:
-  kernel(const B& b, F f) : b_(b), f_(std::move(f)) {}
-  kernel(const B& b, F f, dims groupsize) : b_(b), f_(std::move(f)), size_(groupsize) { check_size(); }
-  kernel(const B& b, F f, dims groupsize, ki::ka::ndrange range)
-      : b_(b), f_(std::move(f)), size_(groupsize), range_(range) {
+  template <class H>
+  kernel(const B& b, H&& f) : kernel(b, ki::detail::convert_callable(b, std::forward<H>(f))) {}
+  template <class H>
+  kernel(const B& b, H&& f, dims groupsize) : kernel(b, std::forward<H>(f)) {
+    size_ = groupsize;
+    check_size();
+  }
+  template <class H>
+  kernel(const B& b, H&& f, dims groupsize, ki::ka::ndrange range) : kernel(b, std::forward<H>(f)) {
+    size_ = groupsize;
+    range_ = range;
     check_range();
     check_size();
   }
   /// With a static work-group size as a type: kernel(b, f, ki::ka::groupsize<16, 16>[, ndrange]).
-  template <std::int64_t... D>
-  kernel(const B& b, F f, static_size<D...>) : b_(b), f_(std::move(f)), size_(dims(D...)) {
+  template <class H, std::int64_t... D>
+  kernel(const B& b, H&& f, static_size<D...>) : kernel(b, std::forward<H>(f)) {
+    size_ = dims(D...);
     check_size();
   }
-  template <std::int64_t... D>
-  kernel(const B& b, F f, static_size<D...>, ki::ka::ndrange range)
-      : b_(b), f_(std::move(f)), size_(dims(D...)), range_(range) {
+  template <class H, std::int64_t... D>
+  kernel(const B& b, H&& f, static_size<D...>, ki::ka::ndrange range) : kernel(b, std::forward<H>(f)) {
+    size_ = dims(D...);
+    range_ = range;
     check_range();
     check_size();
   }
@@ -139,12 +156,18 @@ class kernel {
   }
 
   const B& backend() const { return b_; }
+  /// The kernel function's device form (converted once, at construction).
   const F& function() const { return f_; }
+  /// The function as given, where its own argconvert converted it (kept alive by the kernel and
+  /// its copies); null otherwise (see ki::kernel::host_callable).
+  const std::shared_ptr<const void>& host_callable() const { return host_; }
   /// The static work-group size and ndrange, where given.
   const dims& workgroupsize() const { return size_; }
   const ki::ka::ndrange& static_ndrange() const { return range_; }
 
  private:
+  kernel(const B& b, ki::detail::converted_callable<F>&& c)
+      : b_(b), f_(std::move(c.device)), host_(std::move(c.host)) {}
   void check_range() const {
     if (!range_.given()) detail::bad("kernel: the static ndrange is empty (give 1 to 3 extents or ranges)");
     if (range_.has_negative_extent()) detail::bad("kernel: ndrange " + range_.str() + ": an extent must be at least 0");
@@ -184,19 +207,20 @@ class kernel {
 
   B b_;
   F f_;
+  std::shared_ptr<const void> host_;
   dims size_{};
   ki::ka::ndrange range_{};
 };
 
 template <class B, class F>
-kernel(const B&, F) -> kernel<B, F>;
+kernel(const B&, F) -> kernel<B, ki::device_callable_t<B, F>>;
 template <class B, class F>
-kernel(const B&, F, dims) -> kernel<B, F>;
+kernel(const B&, F, dims) -> kernel<B, ki::device_callable_t<B, F>>;
 template <class B, class F>
-kernel(const B&, F, dims, ki::ka::ndrange) -> kernel<B, F>;
+kernel(const B&, F, dims, ki::ka::ndrange) -> kernel<B, ki::device_callable_t<B, F>>;
 template <class B, class F, std::int64_t... D>
-kernel(const B&, F, static_size<D...>) -> kernel<B, F, static_size<D...>>;
+kernel(const B&, F, static_size<D...>) -> kernel<B, ki::device_callable_t<B, F>, static_size<D...>>;
 template <class B, class F, std::int64_t... D>
-kernel(const B&, F, static_size<D...>, ki::ka::ndrange) -> kernel<B, F, static_size<D...>>;
+kernel(const B&, F, static_size<D...>, ki::ka::ndrange) -> kernel<B, ki::device_callable_t<B, F>, static_size<D...>>;
 
 }  // namespace ki::ka

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@
 #include <ki/ka/kernel.hpp>
 #include <ki/detail/shuffleable.hpp>
 #include <ki/launch.hpp>
+#include <ki/memory.hpp>
 #include <ki/reference/schedule.hpp>
 
 namespace ki::reference {
@@ -119,8 +121,26 @@ struct backend {
   /// memory. 0 means KI_REFERENCE_CHECKED_ELEMENTS if set, else 1 << 24.
   std::uint64_t checked_elements = 0;
 
+  /// One profile per emulated device, where given: device d emulates device_profiles[d], and
+  /// ki::ndevices is their number (`device`, and its `devices`, are then unused; so is each
+  /// entry's `devices`). Empty: every device emulates `device`. Queries (sub_group_size, the
+  /// limits, supports_*) answer for the calling thread's active device, and a launch runs with
+  /// its device's profile. Default: the presets KI_REFERENCE_PROFILE names where it names
+  /// several, separated by commas ("cuda,amd-wave64": device 0 a CUDA GPU, device 1 a
+  /// wave64 AMD GPU), else empty.
+  std::vector<profile> device_profiles = device_profiles_from_environment();
+
   static queue_mode queue_mode_from_environment();
   static ki::reference::same_value_writes same_value_writes_from_environment();
+  static std::vector<profile> device_profiles_from_environment();
+
+  /// Host arrays as kernel arguments (argconvert's backend route): the backend runs on the
+  /// host, so a std::vector (ki::detail::host_array) becomes a ki::span over its elements. The
+  /// vector must outlive the launch, and stay unresized until it has run.
+  template <ki::detail::host_array R>
+  auto argconvert(R& host) const {
+    return ki::detail::host_span(host);
+  }
 };
 
 /// Handle returned by ki::record_event: a point in one queue.
@@ -170,6 +190,33 @@ void wait_event(const backend& b, const event& e);
 void set_priority(const backend& b, priority p);
 void versioninfo(std::ostream& os, const backend& b);
 std::int64_t host_threads(const backend& b);
+
+/// ki::ndevices(b): one per entry of device_profiles, else the profile's `devices`.
+inline int device_count(const backend& b) {
+  return b.device_profiles.empty() ? b.device.devices : static_cast<int>(b.device_profiles.size());
+}
+}  // namespace detail
+
+/// The profile that device d of b emulates (`device` where b has no per-device profiles, or d
+/// has none).
+inline const profile& device_profile(const backend& b, int d) {
+  if (b.device_profiles.empty() || d < 0 || d >= static_cast<int>(b.device_profiles.size())) return b.device;
+  return b.device_profiles[static_cast<std::size_t>(d)];
+}
+
+namespace detail {
+/// The profile of the calling thread's active device.
+inline const profile& active_profile(const backend& b) { return device_profile(b, active_device()); }
+/// b as a launch on the active device runs it: `device` is that device's profile (its
+/// `devices` the backend's count, for the device checks), without per-device profiles.
+inline backend on_active_device(const backend& b) {
+  if (b.device_profiles.empty()) return b;
+  backend r = b;
+  r.device = active_profile(b);
+  r.device.devices = device_count(b);
+  r.device_profiles.clear();
+  return r;
+}
 }  // namespace detail
 
 /// A warning of the oracle: something legal whose result the spec leaves unspecified happened
@@ -227,19 +274,35 @@ std::int64_t maxthreads_of(const kwargs& o);
 }  // namespace detail
 }  // namespace ki::reference
 
+namespace ki {
+/// The backend of a host array (the spec's get_backend(::Array) = CPU()): any contiguous range of
+/// the host (std::vector, std::array, std::span, a C array) belongs to the reference backend, a
+/// default ki::reference::backend{} (its profile from KI_REFERENCE_PROFILE). The answer is the
+/// reference backend whichever other backends the program includes: every build has it, and the
+/// same call means the same everywhere. Its kernels take a std::vector as an argument (a span
+/// over it); the simd_cpu backend's kernels take one too, for a program that wants that backend
+/// for host arrays (pass ki::simd_cpu::backend{} explicitly).
+template <std::ranges::contiguous_range R>
+ki::reference::backend get_backend(const R&) {
+  return ki::reference::backend{};
+}
+}  // namespace ki
+
 template <>
 struct ki::backend_traits<ki::reference::backend> {
   using B = ki::reference::backend;
   static constexpr const char* name = "reference";
+  static const reference::profile& active(const B& b) { return reference::detail::active_profile(b); }
 
   // Devices
-  static int ndevices(const B& b) { return b.device.devices; }
+  static int ndevices(const B& b) { return reference::detail::device_count(b); }
   static int device(const B&) { return reference::detail::active_device(); }
   static void set_device(const B&, int id) { reference::detail::set_active_device(id); }
   static std::optional<bool> functional(const B&) { return true; }
   static void versioninfo(std::ostream& os, const B& b) { reference::detail::versioninfo(os, b); }
   static std::int64_t multiprocessor_count(const B& b) {
-    return b.device.multiprocessor_count > 0 ? b.device.multiprocessor_count : reference::detail::host_threads(b);
+    const std::int64_t n = reference::detail::active_profile(b).multiprocessor_count;
+    return n > 0 ? n : reference::detail::host_threads(b);
   }
   // Memory
   static void* allocate(const B& b, std::size_t bytes, bool) { return reference::detail::allocate(b, bytes); }
@@ -256,18 +319,19 @@ struct ki::backend_traits<ki::reference::backend> {
   static void wait_event(const B& b, const event& e) { reference::detail::wait_event(b, e); }
   static void set_priority(const B& b, priority p) { reference::detail::set_priority(b, p); }
   // Queries
-  static bool supports_unified(const B& b) { return b.device.unified; }
-  static std::int64_t max_work_group_size(const B& b) { return b.device.max_work_group_size; }
-  static std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return b.device.max_work_group_dims; }
-  static std::array<std::int64_t, 3> max_num_groups(const B& b) { return b.device.max_num_groups; }
-  static std::int64_t sub_group_size(const B& b) { return b.device.sub_group_width; }
+  // (each for the active device: device_profile(b, ki::device(b)))
+  static bool supports_unified(const B& b) { return active(b).unified; }
+  static std::int64_t max_work_group_size(const B& b) { return active(b).max_work_group_size; }
+  static std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return active(b).max_work_group_dims; }
+  static std::array<std::int64_t, 3> max_num_groups(const B& b) { return active(b).max_num_groups; }
+  static std::int64_t sub_group_size(const B& b) { return active(b).sub_group_width; }
   static bool supports_subgroups(const B&) { return true; }
-  static bool supports_linear_subgroups(const B& b) { return b.device.linear_subgroups; }
-  static bool supports_independent_subgroups(const B& b) { return b.device.independent_subgroups; }
-  static bool supports_partitionable_subgroups(const B& b) { return b.device.partitionable_subgroups; }
-  static bool supports_float64(const B& b) { return b.device.float64; }
-  static bool supports_atomics(const B& b) { return b.device.atomics; }
-  static bool supports_atomics64(const B& b) { return b.device.atomics64; }
+  static bool supports_linear_subgroups(const B& b) { return active(b).linear_subgroups; }
+  static bool supports_independent_subgroups(const B& b) { return active(b).independent_subgroups; }
+  static bool supports_partitionable_subgroups(const B& b) { return active(b).partitionable_subgroups; }
+  static bool supports_float64(const B& b) { return active(b).float64; }
+  static bool supports_atomics(const B& b) { return active(b).atomics; }
+  static bool supports_atomics64(const B& b) { return active(b).atomics64; }
   /// Any trivially copyable type is moved as bytes (the spec's word-wise fallback).
   template <class T>
   static bool supports_shuffle(const B&) {
@@ -284,7 +348,7 @@ struct ki::backend_traits<ki::reference::backend> {
   }
   template <class F>
   static std::int64_t kernel_max_work_group_size(const kernel<B, F>& k) {
-    const std::int64_t dev = k.backend.device.max_work_group_size;
+    const std::int64_t dev = active(k.backend).max_work_group_size;
     const std::int64_t m = reference::detail::maxthreads_of(k.options);
     return m > 0 && m < dev ? m : dev;
   }
@@ -293,7 +357,7 @@ struct ki::backend_traits<ki::reference::backend> {
   static std::int64_t launch_configuration(const kernel<B, F>& k, std::optional<std::int64_t> nitems,
                                            std::int64_t bound) {
     std::int64_t s = 256;
-    const std::int64_t w = k.backend.device.sub_group_width;
+    const std::int64_t w = active(k.backend).sub_group_width;
     if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
     return s < bound ? s : bound;
   }
@@ -302,22 +366,24 @@ struct ki::backend_traits<ki::reference::backend> {
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
                      const kwargs& o, A... args) {
     if (!o.empty()) reference::detail::unknown_option("launch option", o.front().name);
-    reference::detail::validate(k.backend.device);
-    const auto& maxg = k.backend.device.max_num_groups;
+    const B on = reference::detail::on_active_device(k.backend);  // the active device's profile
+    reference::detail::validate(on.device);
+    const auto& maxg = on.device.max_num_groups;
     for (int i = 0; i < 3; ++i)
       if (groups[i] > maxg[i])
         throw std::invalid_argument("ki::reference: launch: " + std::to_string(groups[i]) +
                                     " work-groups in dimension " + std::to_string(i) + " exceed max_num_groups[" +
                                     std::to_string(i) + "] = " + std::to_string(maxg[i]));
     using bound = reference::detail::bound_kernel<F, A...>;
-    reference::detail::submit(k.backend, groups, items, &bound::run_items,
+    reference::detail::submit(on, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),
                               ki::detail::kernel_display_name<F>(k.name));
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
   template <class S, class F, class... A>
-  static void ka_launch(const B& b, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
+  static void ka_launch(const B& given, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
+    const B b = reference::detail::on_active_device(given);  // the active device's profile
     reference::detail::validate(b.device);
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});

@@ -29,6 +29,7 @@
 #include <ki/ka/kernel.hpp>
 #include <ki/detail/shuffleable.hpp>
 #include <ki/launch.hpp>
+#include <ki/memory.hpp>
 
 namespace ki::simd_cpu {
 
@@ -53,6 +54,13 @@ struct backend {
   ki::simd_cpu::scheduler scheduler = scheduler_from_environment();
 
   static ki::simd_cpu::scheduler scheduler_from_environment();
+
+  /// Host arrays as kernel arguments (argconvert's backend route): a std::vector
+  /// (ki::detail::host_array) becomes a ki::span over its elements, as on the reference backend.
+  template <ki::detail::host_array R>
+  auto argconvert(R& host) const {
+    return ki::detail::host_span(host);
+  }
 };
 
 /// Handle returned by ki::record_event. Work is done when its call returns, so an event is

@@ -234,11 +234,26 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
     return s < bound ? s : bound;
   }
-  /// No launch options.
+  /// The kernel object (ki::native, ki/native.hpp): the entry and its attributes on the active
+  /// device, where the entry is known from F alone (an operator() that is not a template; a
+  /// generic one has an entry per launch's argument types, and the optional is empty).
+  template <class F>
+  static std::optional<KI_OFFLOAD_NAMESPACE::native_kernel> native(const kernel<B, F>&) {
+    const void* f = KI_OFFLOAD_NAMESPACE::detail::known_entry<F>();
+    if (f == nullptr) return std::nullopt;
+    KI_OFFLOAD_NAMESPACE::native_kernel n;
+    n.function = f;
+    KI_OFFLOAD_CHECK(FuncGetAttributes, &n.attributes, f);
+    return n;
+  }
+
+  /// No launch options. The launch call is named for profilers by the kernel's name
+  /// (api::launch_range: an NVTX range on CUDA).
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
                      const kwargs& o, A... args) {
     if (!o.empty()) KI_OFFLOAD_NAMESPACE::detail::unknown_option("launch option", o.front().name);
+    const KI_OFFLOAD_NAMESPACE::api::launch_range named(ki::detail::kernel_display_name<F>(k.name));
     const auto maxg = max_num_groups(k.backend);
     for (int i = 0; i < 3; ++i)
       if (groups[i] > maxg[i])
@@ -269,6 +284,8 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
   template <class S, class F, class... A>
   static void ka_launch(const B&, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
     if (g.range.count() == 0) return;  // an empty index space runs nothing (a grid of 0 is an error)
+    const KI_OFFLOAD_NAMESPACE::api::launch_range named(name != nullptr ? std::string(name)
+                                                                        : ki::detail::kernel_display_name<F>({}));
     const dim3 grid{unsigned(g.groups.x), unsigned(g.groups.y), unsigned(g.groups.z)};
     const dim3 block{unsigned(g.groupsize.x), unsigned(g.groupsize.y), unsigned(g.groupsize.z)};
     const ki::ka::detail::gpu_geometry geo{g.range.extents(), g.range.firsts(), g.groups};

@@ -5,6 +5,7 @@
 #error "ki/cuda.hpp must be compiled by nvcc (it launches kernels)"
 #endif
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>  // header-only (NVTX3, shipped with CUDA)
 
 #include <string>
 
@@ -43,7 +44,25 @@ inline bool read_later(const void* p) {
 inline bool partitionable(const device_prop& p) { return p.major >= 7; }
 /// The occupancy API's block size for the entry f (limit 0: none).
 int max_potential_block_size(const void* f, int limit);
+
+/// Names a launch for profilers: an NVTX range, named by the kernel's name, around the launch
+/// call (Nsight Systems shows it on the host thread's timeline, linked to the kernel it
+/// queued). Without a tool attached, NVTX's push and pop return at once.
+class launch_range {
+ public:
+  explicit launch_range(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~launch_range() { nvtxRangePop(); }
+  launch_range(const launch_range&) = delete;
+  launch_range& operator=(const launch_range&) = delete;
+};
 }  // namespace api
+
+/// The backend's kernel object (ki::native, ki/native.hpp): the __global__ entry that launches
+/// run, and its attributes (cudaFuncGetAttributes) on the device that was active when asked.
+struct native_kernel {
+  const void* function = nullptr;
+  cudaFuncAttributes attributes{};
+};
 }  // namespace ki::cuda
 
 #include <ki/offload/errors.hpp>

@@ -40,7 +40,25 @@ inline bool read_later(const void* p) {
 /// Wavefronts run in lockstep, without *_sync intrinsics: segments may not diverge.
 inline bool partitionable(const device_prop&) { return false; }
 int max_potential_block_size(const void* f, int limit);
+
+/// Where ki::cuda names each launch with an NVTX range, ki::hip names none: ROCm's marker API
+/// (roctx) is a library to link (libroctx64), which Debian's HIP packages on the development
+/// machine do not ship, so launches are unnamed in rocprof. The kernel's name still appears in
+/// errors. (The place to add it: a roctxRangePushA / roctxRangePop pair here.)
+class launch_range {
+ public:
+  explicit launch_range(const std::string&) {}
+  launch_range(const launch_range&) = delete;
+  launch_range& operator=(const launch_range&) = delete;
+};
 }  // namespace api
+
+/// The backend's kernel object (ki::native, ki/native.hpp): the __global__ entry that launches
+/// run, and its attributes (hipFuncGetAttributes) on the device that was active when asked.
+struct native_kernel {
+  const void* function = nullptr;
+  hipFuncAttributes attributes{};
+};
 }  // namespace ki::hip
 
 #include <ki/offload/errors.hpp>
