@@ -129,6 +129,10 @@ struct ka_atomics {
       out[i.global_linear()] = 0;  // (a plain access first: the previous item's are judged now)
       ki::atomic_fetch_add(&c[0], i64{1});
       ki::atomic_fetch_add(c.data(), i64{2});
+      c.atomic_fetch_add(0, i64{3});  // (ki::ka::local_array's own, by index)
+      i64 seen = c.atomic_load(0);
+      while (!c.atomic_compare_exchange(0, seen, seen + 4)) {
+      }
     });
     g.synchronize();
     g.items([&](auto i) { out[i.global_linear()] = c[0]; });
@@ -262,7 +266,7 @@ TEST_CASE("checked: KA atomics on localmem through the hooks never race", "[orac
   }
   INFO(w);
   CHECK(w.empty());
-  CHECK(ki::to_host(b, out) == std::vector<i64>(32, 3 * 16));
+  CHECK(ki::to_host(b, out) == std::vector<i64>(32, 10 * 16));
 }
 
 TEST_CASE("checked: a KA race through a pointer into localmem", "[oracle][checked][hooks]") {

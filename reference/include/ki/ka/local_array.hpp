@@ -23,6 +23,9 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#if !KI_GPU_PASS
+#include <atomic>
+#endif
 
 #include <ki/atomic.hpp>
 #include <ki/local_memory.hpp>
@@ -75,76 +78,77 @@ class local_array : public ki::local_array<T, Dims...> {
 #else
   // CPU backends: the element (bounds-checked, naming the call's line), then the operation done
   // as a plain one. The memory order needs nothing: the group's work-items run in program order
-  // on one thread. Checked-access mode sees an atomic access (atomics never race).
+  // on one thread. Checked-access mode sees an atomic access (atomics never race); instrumented
+  // (KI_CHECKED_HOOKS) the operation is a real atomic one, which the hooks see as such (a plain
+  // read-modify-write would reach them as a plain load and store).
   T atomic_load(ki::detail::checked::located_index i, memory_order = memory_order::relaxed) const {
-    return *element(i, "atomic_load");
+    T* p = element(i, "atomic_load");
+#if KI_CHECKED_HOOKS
+    return std::atomic_ref<T>(*p).load();
+#else
+    return *p;
+#endif
   }
   void atomic_store(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                     memory_order = memory_order::relaxed) const {
-    *element(i, "atomic_store") = v;
+    T* p = element(i, "atomic_store");
+#if KI_CHECKED_HOOKS
+    std::atomic_ref<T>(*p).store(v);
+#else
+    *p = v;
+#endif
   }
   T atomic_exchange(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                     memory_order = memory_order::relaxed) const {
-    T* p = element(i, "atomic_exchange");
-    const T old = *p;
-    *p = v;
-    return old;
+    return update(element(i, "atomic_exchange"), [v](T) { return v; });
   }
   /// As ki::atomic_compare_exchange: compares object representations (as std::atomic does).
   bool atomic_compare_exchange(ki::detail::checked::located_index i, T& expected, std::type_identity_t<T> desired,
                                memory_order = memory_order::relaxed) const {
     T* p = element(i, "atomic_compare_exchange");
+#if KI_CHECKED_HOOKS
+    return std::atomic_ref<T>(*p).compare_exchange_strong(expected, desired);
+#else
     if (std::memcmp(p, &expected, sizeof(T)) == 0) {
       *p = desired;
       return true;
     }
     expected = *p;
     return false;
+#endif
   }
   T atomic_fetch_add(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                      memory_order = memory_order::relaxed) const {
-    return update(element(i, "atomic_fetch_add"), v, [](U a, U b) -> U { return a + b; });
+    return update(element(i, "atomic_fetch_add"), [v](T a) { return static_cast<T>(U(a) + U(v)); });
   }
   T atomic_fetch_sub(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                      memory_order = memory_order::relaxed) const {
-    return update(element(i, "atomic_fetch_sub"), v, [](U a, U b) -> U { return a - b; });
+    return update(element(i, "atomic_fetch_sub"), [v](T a) { return static_cast<T>(U(a) - U(v)); });
   }
   T atomic_fetch_and(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                      memory_order = memory_order::relaxed) const {
     if constexpr (!ki::detail::atomic_integer<T>) return integer_only();
-    else return update(element(i, "atomic_fetch_and"), v, [](U a, U b) -> U { return a & b; });
+    else return update(element(i, "atomic_fetch_and"), [v](T a) { return static_cast<T>(a & v); });
   }
   T atomic_fetch_or(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                     memory_order = memory_order::relaxed) const {
     if constexpr (!ki::detail::atomic_integer<T>) return integer_only();
-    else return update(element(i, "atomic_fetch_or"), v, [](U a, U b) -> U { return a | b; });
+    else return update(element(i, "atomic_fetch_or"), [v](T a) { return static_cast<T>(a | v); });
   }
   T atomic_fetch_xor(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                      memory_order = memory_order::relaxed) const {
     if constexpr (!ki::detail::atomic_integer<T>) return integer_only();
-    else return update(element(i, "atomic_fetch_xor"), v, [](U a, U b) -> U { return a ^ b; });
+    else return update(element(i, "atomic_fetch_xor"), [v](T a) { return static_cast<T>(a ^ v); });
   }
   T atomic_fetch_min(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                      memory_order = memory_order::relaxed) const {
-    if constexpr (!ki::detail::atomic_integer<T>) {
-      return integer_only();
-    } else {
-      T* p = element(i, "atomic_fetch_min");
-      const T old = *p;
-      if (v < old) *p = v;
-      return old;
-    }
+    if constexpr (!ki::detail::atomic_integer<T>) return integer_only();
+    else return update(element(i, "atomic_fetch_min"), [v](T a) { return v < a ? v : a; });
   }
   T atomic_fetch_max(ki::detail::checked::located_index i, std::type_identity_t<T> v,
                      memory_order = memory_order::relaxed) const {
-    if constexpr (!ki::detail::atomic_integer<T>) {
-      return integer_only();
-    } else {
-      T* p = element(i, "atomic_fetch_max");
-      const T old = *p;
-      if (v > old) *p = v;
-      return old;
-    }
+    if constexpr (!ki::detail::atomic_integer<T>) return integer_only();
+    else return update(element(i, "atomic_fetch_max"), [v](T a) { return v > a ? v : a; });
   }
 
  private:
@@ -157,11 +161,20 @@ class local_array : public ki::local_array<T, Dims...> {
                   "double, write the update with ki::atomic_update on &a[i]");
     return T{};
   }
-  template <class Op>
-  static T update(T* p, T v, Op op) {
-    const T old = *p;
-    *p = static_cast<T>(op(static_cast<U>(old), static_cast<U>(v)));
+  /// *p = f(*p) as one atomic operation; returns the old value.
+  template <class F>
+  static T update(T* p, F f) {
+#if KI_CHECKED_HOOKS
+    std::atomic_ref<T> r(*p);
+    T old = r.load();
+    while (!r.compare_exchange_weak(old, f(old))) {
+    }
     return old;
+#else
+    const T old = *p;
+    *p = f(old);
+    return old;
+#endif
   }
   /// The element, bounds-checked; the device's features checked for its type (64-bit atomics,
   /// float64: the oracle's profile) as ki::atomic_* do; shown to checked-access mode as atomic.
