@@ -9,7 +9,6 @@
 // promised, observe() also checks that the work-items observed it.
 #pragma once
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -191,14 +190,21 @@ inline bool is_word_pattern(const void* p, std::size_t size, std::uint32_t word)
   return true;
 }
 
-/// A value of type T made of the unspecified word's bytes.
+/// A value of type T (trivially copyable, default-constructible) made of the unspecified word's
+/// bytes. By memcpy, not std::bit_cast<T>(bytes): nvcc 13.0 stops with "Internal Compiler Error
+/// (codegen): unexpected expression with aggregate type!" on a bit_cast whose source is an array
+/// (under --expt-relaxed-constexpr the constexpr std::bit_cast is also a device function, and its
+/// device code generator cannot lower __builtin_bit_cast of an array operand; docs/offload.md,
+/// "Known problems").
 template <class T>
 T word_pattern(std::uint32_t word) {
   unsigned char bytes[sizeof(T)];
   unsigned char w[4];
   std::memcpy(w, &word, 4);
   for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = w[i % 4];
-  return std::bit_cast<T>(bytes);
+  T value{};
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
 }
 
 /// Powers of two up to W: the widths every function with a width is called with.
