@@ -177,9 +177,10 @@ struct config<ki::reference::backend> {
     return os.str();
   }
   /// The word a lane without a work-item reads as, where the backend fixes one (the spec leaves
-  /// the value unspecified): the oracle's poison word, unless the profile seeds random poison.
+  /// the value unspecified): the oracle's poison word, unless the profile seeds random poison or
+  /// an exploration seed (KI_REFERENCE_SEED, schedule.hpp) derives the poison from itself.
   static std::optional<std::uint32_t> unspecified_word(const B& b) {
-    if (b.device.poison_seed != 0) return std::nullopt;
+    if (b.device.poison_seed != 0 || b.schedule.seed != 0) return std::nullopt;
     return 0xFFBADBADu;
   }
   /// The reference run a result of b is compared with (DESIGN.md: "every check has two
