@@ -245,14 +245,20 @@ void run_tables(Table&& table) {
       KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
       const u64 salt = static_cast<u64>(W * 1000 + s.items());
-      auto dcases = ki::allocate<shuffle_case>(b, k);
-      ki::copyto(b, dcases, cases);
-      auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
-      auto out = ki_test::filled<i64>(b, total * k, 0);
-      ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, shuffle_table{}, dcases, rec, out, salt);
-      const auto l = sg::observe(b, s, ki_test::read(b, rec));
+      auto run = [&](const auto& be) {
+        auto dcases = ki::allocate<shuffle_case>(be, k);
+        ki::copyto(be, dcases, cases);
+        auto rec = ki_test::filled<i64>(be, total * sg::fields, -1);
+        auto out = ki_test::filled<i64>(be, total * k, 0);
+        ki::launch(be, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, shuffle_table{}, dcases, rec, out,
+                   salt);
+        return sg::launch_result<i64>{ki_test::read(be, rec), ki_test::read(be, out)};
+      };
+      const auto result = run(b);
+      const auto l = sg::observe(b, s, result.rec);
       if (!l.ok) continue;
-      const auto got = ki_test::read(b, out);
+      const auto& got = result.out;
+      std::vector<bool> unspecified_at(got.size(), false);  // results the spec leaves unspecified
       sg::mismatches bad;
       for (i64 slot = 0; slot < total; ++slot) {
         const i64 lane = l.lane_of(slot), size = l.size_of(slot);
@@ -262,6 +268,7 @@ void run_tables(Table&& table) {
           const i64 src = source(sc.f, argument(sc, lane), sc.width, lane, size, W);
           std::string why;
           if (src == sg::unspecified) {
+            unspecified_at[static_cast<std::size_t>(slot * k + c)] = true;
             if (word && r != sg::word_pattern<i64>(*word)) why = "reads no work-item: expected the unspecified word";
           } else {
             const i64 from = src == sg::own ? slot : l.at(slot, src);
@@ -275,6 +282,8 @@ void run_tables(Table&& table) {
         }
       }
       bad.check("shuffle results");
+      sg::against_reference(
+          b, result, run, [&](i64 i) { return unspecified_at[static_cast<std::size_t>(i)]; }, sg::equal_to{});
     }
   }
 }
@@ -449,13 +458,18 @@ void check_type(const B& b, const char* type) {
     KI_INFO(sg::str(s));
     const i64 total = s.items() * s.groups;
     const u64 salt = 77 + static_cast<u64>(s.items());
-    auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
     using S = typename stored<T>::type;
-    auto out = ki::allocate<S>(b, total * typed_calls);
-    ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, typed_shuffles<T>{}, rec, out, salt);
-    const auto l = sg::observe(b, s, ki_test::read(b, rec));
+    auto run = [&](const auto& be) {
+      auto rec = ki_test::filled<i64>(be, total * sg::fields, -1);
+      auto out = ki::allocate<S>(be, total * typed_calls);
+      ki::launch(be, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, typed_shuffles<T>{}, rec, out, salt);
+      return sg::launch_result<S>{ki_test::read(be, rec), ki_test::read(be, out)};
+    };
+    const auto result = run(b);
+    const auto l = sg::observe(b, s, result.rec);
     if (!l.ok) continue;
-    const auto got = ki_test::read(b, out);
+    const auto& got = result.out;
+    std::vector<bool> unspecified_at(got.size(), false);  // results the spec leaves unspecified
     const shuffle_case calls[typed_calls] = {
         {fn::shfl, arg_type::int32, 1, 1, 0},           {fn::down, arg_type::uint32, 0, 1, 0},
         {fn::up, arg_type::int64, 0, 2, W < 4 ? W : 4}, {fn::xor_, arg_type::int64, 0, W - 1, 0},
@@ -470,6 +484,7 @@ void check_type(const B& b, const char* type) {
         const S r = got[static_cast<std::size_t>(slot * typed_calls + c)];
         bool ok = true;
         if (src == sg::unspecified) {
+          unspecified_at[static_cast<std::size_t>(slot * typed_calls + c)] = true;
           if (word) ok = unspecified_is(r, *word);
         } else {
           const i64 from = src == sg::own ? slot : l.at(slot, src);
@@ -481,6 +496,9 @@ void check_type(const B& b, const char* type) {
       }
     }
     bad.check(std::string("shuffles of ") + type);
+    sg::against_reference(
+        b, result, run, [&](i64 i) { return unspecified_at[static_cast<std::size_t>(i)]; },
+        [](const S& x, const S& y) { return same(x, y); });
   }
 }
 

@@ -92,12 +92,16 @@ TEMPLATE_LIST_TEST_CASE("sub_group: any, all and ballot over the sub-group and o
       KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups, n = s.items();
       const u64 salt = static_cast<u64>(31 * W + n);
-      auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
-      auto out = ki_test::filled<i64>(b, total * per, -1);
-      ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, votes{}, rec, out, salt);
-      const auto l = sg::observe(b, s, ki_test::read(b, rec));
+      auto run = [&](const auto& be) {
+        auto rec = ki_test::filled<i64>(be, total * sg::fields, -1);
+        auto out = ki_test::filled<i64>(be, total * per, -1);
+        ki::launch(be, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, votes{}, rec, out, salt);
+        return sg::launch_result<i64>{ki_test::read(be, rec), ki_test::read(be, out)};
+      };
+      const auto result = run(b);
+      const auto l = sg::observe(b, s, result.rec);
       if (!l.ok) continue;
-      const auto got = ki_test::read(b, out);
+      const auto& got = result.out;
       sg::mismatches bad;
       std::int64_t nonzero_ballots = 0;
       for (i64 slot = 0; slot < total; ++slot) {
@@ -144,6 +148,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: any, all and ballot over the sub-group and o
       }
       bad.check("votes");
       CHECK(nonzero_ballots > 0);
+      sg::against_reference(b, result, run, sg::none_unspecified, sg::equal_to{});
     }
   }
 }

@@ -179,12 +179,16 @@ void check_op(const char* what) {
       KI_INFO(what << "; " << cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
       const u64 salt = static_cast<u64>(W * 7919 + s.items());
-      auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
-      auto out = ki::allocate<T>(b, total * per);
-      ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, collectives<T, Op>{}, rec, out, salt);
-      const auto l = sg::observe(b, s, ki_test::read(b, rec));
+      auto run = [&](const auto& be) {
+        auto rec = ki_test::filled<i64>(be, total * sg::fields, -1);
+        auto out = ki::allocate<T>(be, total * per);
+        ki::launch(be, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, collectives<T, Op>{}, rec, out, salt);
+        return sg::launch_result<T>{ki_test::read(be, rec), ki_test::read(be, out)};
+      };
+      const auto result = run(b);
+      const auto l = sg::observe(b, s, result.rec);
       if (!l.ok) continue;
-      const auto got = ki_test::read(b, out);
+      const auto& got = result.out;
       auto input = [&](i64 slot) { return Op::make(sg::mix(static_cast<u64>(slot) ^ salt)); };
       sg::mismatches bad;
       for (i64 slot = 0; slot < total; ++slot) {
@@ -216,6 +220,7 @@ void check_op(const char* what) {
         }
       }
       bad.check(what);
+      sg::against_reference(b, result, run, sg::none_unspecified, sg::equal_to{});
     }
   }
 }

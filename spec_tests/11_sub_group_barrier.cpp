@@ -83,17 +83,21 @@ TEMPLATE_LIST_TEST_CASE(
       REQUIRE(s.items() + 3 * W <= max_slots);  // sg::shapes(): at most 4 W + 4 work-items, W <= 64
       KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
-      auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
-      auto scratch = ki::allocate<i64>(b, s.groups * max_slots);  // uninitialised, as local memory
-      auto out = ki_test::filled<i64>(b, total * per, 0);
-      ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, exchange{}, rec, scratch, out);
-      const auto l = sg::observe(b, s, ki_test::read(b, rec));
+      auto run = [&](const auto& be) {
+        auto rec = ki_test::filled<i64>(be, total * sg::fields, -1);
+        auto scratch = ki::allocate<i64>(be, s.groups * max_slots);  // uninitialised, as local memory
+        auto out = ki_test::filled<i64>(be, total * per, 0);
+        ki::launch(be, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, exchange{}, rec, scratch, out);
+        return sg::launch_result<i64>{ki_test::read(be, rec), ki_test::read(be, out)};
+      };
+      const auto result = run(b);
+      const auto l = sg::observe(b, s, result.rec);
       if (!l.ok) continue;
       std::size_t too_many = 0;
       for (const auto& [key, m] : l.members)
         if ((key.second + 1) * W > max_slots) ++too_many;
       REQUIRE(too_many == 0);
-      const auto got = ki_test::read(b, out);
+      const auto& got = result.out;
       sg::mismatches bad;
       for (i64 slot = 0; slot < total; ++slot) {
         const i64 lane = l.lane_of(slot), size = l.size_of(slot);
@@ -117,6 +121,7 @@ TEMPLATE_LIST_TEST_CASE(
         }
       }
       bad.check("sub_group_barrier");
+      sg::against_reference(b, result, run, sg::none_unspecified, sg::equal_to{});
     }
   }
 }

@@ -152,12 +152,17 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with partitionable sub-groups, segments of a
       for (i64 width : sg::widths(W)) {
         KI_INFO(cfg::describe(b) << "; " << sg::str(s) << "; width " << width);
         const i64 total = s.items() * s.groups;
-        auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
-        auto out = ki_test::filled<i64>(b, total, 0);
-        ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, diverging_segments{}, rec, out, width);
-        const auto l = sg::observe(b, s, ki_test::read(b, rec));
+        auto run = [&](const auto& be) {
+          auto rec = ki_test::filled<i64>(be, total * sg::fields, -1);
+          auto out = ki_test::filled<i64>(be, total, 0);
+          ki::launch(be, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, diverging_segments{}, rec, out,
+                     width);
+          return sg::launch_result<i64>{ki_test::read(be, rec), ki_test::read(be, out)};
+        };
+        const auto result = run(b);
+        const auto l = sg::observe(b, s, result.rec);
         if (!l.ok) continue;
-        const auto got = ki_test::read(b, out);
+        const auto& got = result.out;
         sg::mismatches bad;
         for (const auto& [key, m] : l.members) {
           const i64 size = l.size_of(m[0]);
@@ -176,6 +181,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with partitionable sub-groups, segments of a
           }
         }
         bad.check("diverging segments");
+        sg::against_reference(b, result, run, sg::none_unspecified, sg::equal_to{});
       }
     }
   }
@@ -196,12 +202,16 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with independent sub-groups, sub-groups loop
       REQUIRE(s.items() + 3 * W <= max_slots);  // sg::shapes(): at most 4 W + 4 work-items, W <= 64
       KI_INFO(cfg::describe(b) << "; " << sg::str(s));
       const i64 total = s.items() * s.groups;
-      auto rec = ki_test::filled<i64>(b, total * sg::fields, -1);
-      auto out = ki_test::filled<i64>(b, total, 0);
-      ki::launch(b, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, independent_sub_groups{}, rec, out);
-      const auto l = sg::observe(b, s, ki_test::read(b, rec));
+      auto run = [&](const auto& be) {
+        auto rec = ki_test::filled<i64>(be, total * sg::fields, -1);
+        auto out = ki_test::filled<i64>(be, total, 0);
+        ki::launch(be, {.numgroups = s.groups, .workgroupsize = s.workgroup()}, independent_sub_groups{}, rec, out);
+        return sg::launch_result<i64>{ki_test::read(be, rec), ki_test::read(be, out)};
+      };
+      const auto result = run(b);
+      const auto l = sg::observe(b, s, result.rec);
       if (!l.ok) continue;
-      const auto got = ki_test::read(b, out);
+      const auto& got = result.out;
       sg::mismatches bad;
       for (const auto& [key, m] : l.members) {
         const auto [group, id] = key;
@@ -219,6 +229,7 @@ TEMPLATE_LIST_TEST_CASE("sub_group: with independent sub-groups, sub-groups loop
         }
       }
       bad.check("independent sub-groups");
+      sg::against_reference(b, result, run, sg::none_unspecified, sg::equal_to{});
     }
   }
   if (tested == 0) SKIP("supports_independent_subgroups is false for every configuration of this backend");

@@ -177,10 +177,22 @@ struct config<ki::reference::backend> {
     return os.str();
   }
   /// The word a lane without a work-item reads as, where the backend fixes one (the spec leaves
-  /// the value unspecified): the oracle's poison word, unless the profile seeds random poison.
+  /// the value unspecified): the oracle's poison word, unless the profile seeds random poison or
+  /// an exploration seed (KI_REFERENCE_SEED, schedule.hpp) derives the poison from itself.
   static std::optional<std::uint32_t> unspecified_word(const B& b) {
-    if (b.device.poison_seed != 0) return std::nullopt;
+    if (b.device.poison_seed != 0 || b.schedule.seed != 0) return std::nullopt;
     return 0xFFBADBADu;
+  }
+  /// The reference run a result of b is compared with (DESIGN.md: "every check has two
+  /// oracles"): the same device (profile, layout seed, poison) in the other item order (forward
+  /// <-> reverse), another legal execution. (The very same run would be a self-comparison; the
+  /// exploration seed, which also re-derives layouts and poison, is kept.)
+  static ki::reference::backend reference_twin(const B& b) {
+    B r = b;
+    r.schedule.items = b.schedule.items == ki::reference::order::forward ? ki::reference::order::reverse
+                                                                         : ki::reference::order::forward;
+    r.print_warnings = false;
+    return r;
   }
 };
 #endif
@@ -262,6 +274,25 @@ struct config<ki::simd_cpu::backend> {
     return "simd_cpu: W = " + std::to_string(b.sub_group_width) + ", threads " + std::to_string(b.threads);
   }
   static std::optional<std::uint32_t> unspecified_word(const B&) { return std::nullopt; }
+  /// The reference run a result of b is compared with (DESIGN.md: "every check has two
+  /// oracles"): the oracle emulating b's device: its sub-group width, launch limits and
+  /// sub-group promises (linear layout, independent, partitionable), the fixed poison word.
+  static ki::reference::backend reference_twin(const B& b) {
+    ki::reference::backend r{.device = ki::reference::profile::preset("cuda")};
+    auto& p = r.device;
+    p.name = "simd_cpu emulated";
+    p.sub_group_width = ki::sub_group_size(b);
+    p.max_work_group_size = ki::max_work_group_size(b);
+    p.max_work_group_dims = ki::max_work_group_dims(b);
+    p.max_num_groups = ki::max_num_groups(b);
+    p.linear_subgroups = ki::supports_linear_subgroups(b);
+    p.unpromised_layout = ki::reference::layout::linear;
+    p.independent_subgroups = ki::supports_independent_subgroups(b);
+    p.partitionable_subgroups = ki::supports_partitionable_subgroups(b);
+    p.poison_seed = 0;
+    r.print_warnings = false;
+    return r;
+  }
 };
 #endif
 

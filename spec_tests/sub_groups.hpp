@@ -6,10 +6,11 @@
 // sub-group size next to its inputs and results, and the host groups the work-items by
 // (work-group, sub-group id), indexes them by lane and computes the expected results from
 // those observations, in closed form, without the library. Where the linear layout is
-// promised, observe() also checks that the work-items observed it.
+// promised, observe() also checks that the work-items observed it. The second oracle: on the CPU
+// backends every launch runs again on the reference backend with the same inputs
+// (against_reference), and the two must agree.
 #pragma once
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -191,15 +192,69 @@ inline bool is_word_pattern(const void* p, std::size_t size, std::uint32_t word)
   return true;
 }
 
-/// A value of type T made of the unspecified word's bytes.
+/// A value of type T (trivially copyable, default-constructible) made of the unspecified word's
+/// bytes. By memcpy, not std::bit_cast<T>(bytes): nvcc 13.0 stops with "Internal Compiler Error
+/// (codegen): unexpected expression with aggregate type!" on a bit_cast whose source is an array
+/// (under --expt-relaxed-constexpr the constexpr std::bit_cast is also a device function, and its
+/// device code generator cannot lower __builtin_bit_cast of an array operand; docs/offload.md,
+/// "Known problems").
 template <class T>
 T word_pattern(std::uint32_t word) {
   unsigned char bytes[sizeof(T)];
   unsigned char w[4];
   std::memcpy(w, &word, 4);
   for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = w[i % 4];
-  return std::bit_cast<T>(bytes);
+  T value{};
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
 }
+
+/// What one launch of a sub-group test gives the host: the work-items' records (sg::record) and
+/// the kernel's outputs.
+template <class T>
+struct launch_result {
+  std::vector<i64> rec;
+  std::vector<T> out;
+};
+
+/// The second oracle of the sub-group tests (DESIGN.md: "every check has two oracles: the
+/// closed-form expected value, and the reference backend's result on the same inputs"): the
+/// same launch on config<B>::reference_twin(b) (for simd_cpu the oracle emulating its device,
+/// for the oracle itself the other item order), and its records and outputs compared with b's,
+/// element for element: the layout must be the same, and so must every output except those
+/// that `unspecified(i)` says the spec leaves open. One Catch check per launch.
+///
+/// `run(backend)` allocates, launches and returns the launch_result for a backend value of any
+/// type (a generic lambda), so the same inputs go to both. `same(x, y)` compares two output
+/// elements. Backends without a reference_twin (the GPUs: gpu_vs_reference.cpp) compare nothing
+/// here, and the oracle's run is not compiled for them.
+template <class B, class T, class Run, class Unspecified, class Same>
+void against_reference(const B& b, const launch_result<T>& got, Run&& run, Unspecified&& unspecified, Same&& same) {
+  if constexpr (requires { config<B>::reference_twin(b); }) {
+    const auto oracle = config<B>::reference_twin(b);
+    const launch_result<T> want = run(oracle);
+    mismatches bad;
+    if (want.rec != got.rec) bad.add("the records (sub-group id, lane, size, count, max size) differ");
+    if (want.out.size() != got.out.size()) bad.add("the outputs differ in size");
+    for (std::size_t i = 0; i < got.out.size() && i < want.out.size(); ++i)
+      if (!unspecified(static_cast<i64>(i)) && !same(got.out[i], want.out[i]))
+        bad.add("output " + std::to_string(i) + " differs from the reference backend's");
+    bad.check("against the reference backend (profile '" + std::string(oracle.device.name) +
+              "', W = " + std::to_string(oracle.device.sub_group_width) + ", items in " +
+              (oracle.schedule.items == ki::reference::order::reverse ? "reverse" : "forward") + " order)");
+  } else {
+    (void)b, (void)got, (void)run, (void)unspecified, (void)same;
+  }
+}
+
+/// For against_reference: every output is specified / compared with ==.
+inline bool none_unspecified(i64) { return false; }
+struct equal_to {
+  template <class T>
+  bool operator()(const T& x, const T& y) const {
+    return x == y;
+  }
+};
 
 /// Powers of two up to W: the widths every function with a width is called with.
 inline std::vector<i64> widths(i64 W) {
