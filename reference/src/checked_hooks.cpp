@@ -50,16 +50,16 @@ void __tsan_init() {}
 void __tsan_func_entry(void*) {}
 void __tsan_func_exit() {}
 
-#define KI_PLAIN(n)                                                                          \
-  void __tsan_read##n(void* p) { record(p, n, false, KI_RA); }                               \
-  void __tsan_write##n(void* p) { record(p, n, true, KI_RA); }                               \
-  void __tsan_unaligned_read##n(void* p) { record(p, n, false, KI_RA); }                     \
-  void __tsan_unaligned_write##n(void* p) { record(p, n, true, KI_RA); }                     \
-  void __tsan_volatile_read##n(void* p) { record(p, n, false, KI_RA); }                      \
-  void __tsan_volatile_write##n(void* p) { record(p, n, true, KI_RA); }                      \
-  void __tsan_read##n##_pc(void* p, void* pc) { record(p, n, false, pc); }                   \
-  void __tsan_write##n##_pc(void* p, void* pc) { record(p, n, true, pc); }                   \
-  void __tsan_unaligned_read##n##_pc(void* p, void* pc) { record(p, n, false, pc); }         \
+#define KI_PLAIN(n)                                                                  \
+  void __tsan_read##n(void* p) { record(p, n, false, KI_RA); }                       \
+  void __tsan_write##n(void* p) { record(p, n, true, KI_RA); }                       \
+  void __tsan_unaligned_read##n(void* p) { record(p, n, false, KI_RA); }             \
+  void __tsan_unaligned_write##n(void* p) { record(p, n, true, KI_RA); }             \
+  void __tsan_volatile_read##n(void* p) { record(p, n, false, KI_RA); }              \
+  void __tsan_volatile_write##n(void* p) { record(p, n, true, KI_RA); }              \
+  void __tsan_read##n##_pc(void* p, void* pc) { record(p, n, false, pc); }           \
+  void __tsan_write##n##_pc(void* p, void* pc) { record(p, n, true, pc); }           \
+  void __tsan_unaligned_read##n##_pc(void* p, void* pc) { record(p, n, false, pc); } \
   void __tsan_unaligned_write##n##_pc(void* p, void* pc) { record(p, n, true, pc); }
 KI_PLAIN(1)
 KI_PLAIN(2)

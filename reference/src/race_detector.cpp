@@ -202,7 +202,6 @@ std::size_t race_detector::find_access(const void* addr) {
   return f == access_index_.end() ? npos : f->second;
 }
 
-
 // Ordered within a barrier interval: the same work-item, or a sub_group_barrier that r's
 // work-item passed after r and whose lanes include mine (then I passed it too, with it, and my
 // access being judged now comes after it).
@@ -258,8 +257,8 @@ void race_detector::flush_accesses() {
   drop_pending();
 }
 
-void race_detector::judge(const void* addr, const access_rec& mine, bool changed, bool real_read, i64 count,
-                          i64 index, const local_alloc* local, const source_location* first) {
+void race_detector::judge(const void* addr, const access_rec& mine, bool changed, bool real_read, i64 count, i64 index,
+                          const local_alloc* local, const source_location* first) {
   const cpu::item_state& me = item_at(mine.item);
   shadow& sh = shadow_of(addr);
   const std::uint64_t interval = local != nullptr ? local_interval_ : global_interval_;
@@ -283,7 +282,8 @@ void race_detector::judge(const void* addr, const access_rec& mine, bool changed
     // Unchanged bytes: a load (real_read), or, without the hooks, a load or a write of the value
     // the element held (then a race only by the same-value policy).
     if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
-      if (real_read || g_.same_value_race) race("read-write", sh.writer, "wrote", mine, "read", addr, index, count, local);
+      if (real_read || g_.same_value_race)
+        race("read-write", sh.writer, "wrote", mine, "read", addr, index, count, local);
     } else if (local != nullptr && !sh.written) {
       uninitialized_read(first != nullptr ? *first : loc(mine), index, *local);
     }

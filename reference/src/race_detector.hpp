@@ -175,9 +175,9 @@ class race_detector final : public ki::detail::checked::recorder {
     bool atomic;
   };
   struct access_rec {
-    std::int64_t item = -1;  // linear local id; -1: none
-    source_location where;   // the subscript's (instrumented: the fallback of pc's line)
-    std::uint64_t at = 0;    // sg_serial_ when the access was judged (sub-group barriers before it)
+    std::int64_t item = -1;    // linear local id; -1: none
+    source_location where;     // the subscript's (instrumented: the fallback of pc's line)
+    std::uint64_t at = 0;      // sg_serial_ when the access was judged (sub-group barriers before it)
     const void* pc = nullptr;  // the instruction (instrumented kernels), else null
   };
   /// An instrumented write under same_value_writes::allowed, judged once the element's new
@@ -271,11 +271,11 @@ class race_detector final : public ki::detail::checked::recorder {
   std::vector<std::string> race_instances_, race_where_;
   std::optional<std::pair<source_location, xyz<std::int64_t>>> first_race_;
   // Instrumented kernels:
-  cpu::array_names names_;        // the group's subscripted arrays, the running item's subscripts
-  cpu::allocation_view allocs_;   // the oracle's live allocations (global memory)
+  cpu::array_names names_;       // the group's subscripted arrays, the running item's subscripts
+  cpu::allocation_view allocs_;  // the oracle's live allocations (global memory)
   deferred_write deferred_;
   const cpu::item_state* plain_owner_ = nullptr;  // whose subscripts names_ holds
-  bool out_of_memory_ = false;    // recording an access ran out of memory (reported at finish)
+  bool out_of_memory_ = false;                    // recording an access ran out of memory (reported at finish)
 };
 
 /// Races between work-groups on global memory (nothing orders the work-groups of a launch):

@@ -180,9 +180,10 @@ TEST_CASE("checked: writing the value an element holds is a race by policy, or a
   // still without it, "... then work-item (1, 0, 0) read it").
   const std::string second = KI_CHECKED_HOOKS ? "wrote" : "read";
   CHECK(std::string(o.error->what())
-            .find(std::string(KI_CHECKED_HOOKS ? "write-write" : "read-write") + " race on element 0 of localmemory at " +
-                  at(same_value_flag::line - 1) + ": work-item (0, 0, 0) wrote it at " + at(same_value_flag::line) +
-                  ", then work-item (1, 0, 0) " + second + " it at " + at(same_value_flag::line)) != std::string::npos);
+            .find(std::string(KI_CHECKED_HOOKS ? "write-write" : "read-write") +
+                  " race on element 0 of localmemory at " + at(same_value_flag::line - 1) +
+                  ": work-item (0, 0, 0) wrote it at " + at(same_value_flag::line) + ", then work-item (1, 0, 0) " +
+                  second + " it at " + at(same_value_flag::line)) != std::string::npos);
   b.same_value_writes = ki::reference::same_value_writes::allowed;
   auto a = run(b, same_value_flag{}, 1, 8);
   CHECK(!a.error);

@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto hc = ki::to_host(be, c);
   double want = 0;
-  for (i64 q = 0; q < k; ++q) want += static_cast<double>(ha[static_cast<std::size_t>(q)]) * hb[static_cast<std::size_t>(q * n)];
+  for (i64 q = 0; q < k; ++q)
+    want += static_cast<double>(ha[static_cast<std::size_t>(q)]) * hb[static_cast<std::size_t>(q * n)];
   std::printf("tiled matmul %lldx%lld by %lldx%lld, checked-access mode: %.3f s (c[0] = %g, expected %g)\n",
               static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(k),
               static_cast<long long>(n), s, static_cast<double>(hc[0]), want);

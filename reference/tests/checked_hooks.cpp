@@ -156,7 +156,8 @@ struct ka_pointer {
 
 }  // namespace
 
-TEST_CASE("checked: a race names the write by the write's line and the read by the read's", "[oracle][checked][hooks]") {
+TEST_CASE("checked: a race names the write by the write's line and the read by the read's",
+          "[oracle][checked][hooks]") {
   const auto b = backend_for("cuda");
   std::vector<i64> h(64, 1);
   auto in = ki::to_device(b, h);
@@ -184,7 +185,8 @@ TEST_CASE("checked: two stores of the value already there race (write-write)", "
   CHECK(!run(allowed, two_stores{0}, 1, 8).error);
 }
 
-TEST_CASE("checked: after a real write, another item's store of the same value is a write", "[oracle][checked][hooks]") {
+TEST_CASE("checked: after a real write, another item's store of the same value is a write",
+          "[oracle][checked][hooks]") {
   for (const std::uint64_t seed : {0, 1}) {
     INFO("seed " << seed);
     const auto o = run(backend_for("cuda", seed), two_stores{7}, 1, 8);
@@ -282,6 +284,6 @@ TEST_CASE("checked: a KA race through a pointer into localmem", "[oracle][checke
   }
   INFO(w);
   CHECK(has(w, "race on element 1 of localmem"));
-  CHECK(has(w, "work-item (0, 0, 0) read it at " + at(ka_pointer::line_read) + ", then work-item (1, 0, 0) wrote it at " +
-                   at(ka_pointer::line_write)));
+  CHECK(has(w, "work-item (0, 0, 0) read it at " + at(ka_pointer::line_read) +
+                   ", then work-item (1, 0, 0) wrote it at " + at(ka_pointer::line_write)));
 }

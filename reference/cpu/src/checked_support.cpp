@@ -72,8 +72,8 @@ void array_names::add(const checked::array_info& a, std::int64_t index, const so
   if (!arrays_.empty() && arrays_.back().a.data == a.data && arrays_.back().a.count == a.count) return;
   for (std::size_t k = arrays_.size(); k-- > 0;)
     if (arrays_[k].a.data == a.data && arrays_[k].a.count == a.count && arrays_[k].a.element_size == a.element_size) {
-      std::rotate(arrays_.begin() + static_cast<std::ptrdiff_t>(k), arrays_.begin() + static_cast<std::ptrdiff_t>(k) + 1,
-                  arrays_.end());
+      std::rotate(arrays_.begin() + static_cast<std::ptrdiff_t>(k),
+                  arrays_.begin() + static_cast<std::ptrdiff_t>(k) + 1, arrays_.end());
       return;
     }
   if (arrays_.size() == 64) arrays_.erase(arrays_.begin());  // (many views: forget the oldest)

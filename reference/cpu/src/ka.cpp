@@ -246,8 +246,8 @@ class ka_races final : public ki::detail::checked::recorder {
   void race(const char* kind, const rec& a, const char* a_did, const pending& b, const char* b_did) {
     if (first_) return;
     first_ = found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + a_did +
-                       " it at " + to_string(loc(a)) + ", then work-item " + item_id(b.item) + " " + b_did +
-                       " it at " + to_string(loc(b)) + ", with no synchronize between them",
+                       " it at " + to_string(loc(a)) + ", then work-item " + item_id(b.item) + " " + b_did + " it at " +
+                       to_string(loc(b)) + ", with no synchronize between them",
                    b.item, loc(b)};
   }
   /// Resolves the running work-item's accesses: each one's bytes before it are compared with
@@ -266,8 +266,8 @@ class ka_races final : public ki::detail::checked::recorder {
     for (std::size_t k = 0; k < pending_.size(); ++k) {
       const pending& p = pending_[k];
       if (p.atomic) continue;
-      const bool wrote = p.kind != kind_unknown ? p.kind == kind_write
-                                                : std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
+      const bool wrote =
+          p.kind != kind_unknown ? p.kind == kind_write : std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
       shadow& sh = shadow_[p.addr];
       if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
       const rec me{p.item, p.where, p.pc};
@@ -314,7 +314,7 @@ class ka_races final : public ki::detail::checked::recorder {
   global_log* log_ = nullptr;
   i64 group_ = 0;
   std::optional<found> first_;
-  array_names names_;   // (instrumented kernels) the group's subscripted arrays, the item's subscripts
+  array_names names_;  // (instrumented kernels) the group's subscripted arrays, the item's subscripts
   i64 names_owner_ = -1;
   allocation_view allocs_;
 };
@@ -341,15 +341,15 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
       const entry& o = acc[i].group != w->group ? acc[i] : acc[i + 1];
       const entry& a = o.group < w->group ? o : *w;  // in group order
       const entry& b = o.group < w->group ? *w : o;
-      const std::string msg =
-          std::string(names.prefix) + ": kernel '" + kernel + "': " + (o.wrote ? "write-write" : "read-write") +
-          " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
-          std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) + " of work-group " +
-          to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") + " it at " +
-          to_string(access_location(a.pc, a.where)) + ", work-item " + to_string(local_id(b.item)) +
-          " of work-group " + to_string(group_id(b.group)) + (b.wrote ? " wrote" : " read") + " it at " +
-          to_string(access_location(b.pc, b.where)) +
-          " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+      const std::string msg = std::string(names.prefix) + ": kernel '" + kernel +
+                              "': " + (o.wrote ? "write-write" : "read-write") +
+                              " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
+                              std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) +
+                              " of work-group " + to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") +
+                              " it at " + to_string(access_location(a.pc, a.where)) + ", work-item " +
+                              to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) +
+                              (b.wrote ? " wrote" : " read") + " it at " + to_string(access_location(b.pc, b.where)) +
+                              " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
       return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item),
                           to_string(access_location(b.pc, b.where)), msg);
     }

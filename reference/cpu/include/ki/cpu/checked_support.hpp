@@ -37,7 +37,7 @@ class allocation_view {
 
  private:
   const range* search(const unsigned char* b) const;
-  std::vector<range> ranges_;  // sorted by begin
+  std::vector<range> ranges_;                          // sorted by begin
   const unsigned char *lo_ = nullptr, *hi_ = nullptr;  // the span of all of them
   std::uint64_t version_ = ~0ull;
 };
@@ -86,7 +86,7 @@ class array_names {
   static constexpr std::size_t ring = 8;
   subscript recent_[ring]{};
   std::size_t next_ = 0, live_ = 0;  // live_: entries set since the last clear (0: skip the search)
-  std::vector<array> arrays_;  // most recently added last
+  std::vector<array> arrays_;        // most recently added last
 };
 
 /// The source line of the code at pc (a return address of a hook: the instruction before it)
