@@ -344,7 +344,7 @@ class basic_cpu_group {
   /// (what a GPU runs), written so that a CPU can interchange the two loops: simd_cpu runs the
   /// strides outermost and the group's work-items innermost, so that consecutive work-items
   /// touch consecutive k (memory in order, not one stride apart per work-item; PoCL's W4
-  /// histogram: 4.4x faster). That order is one of those the model allows (the work-items of a
+  /// histogram: 1.6x faster). That order is one of those the model allows (the work-items of a
   /// phase are unordered); the oracle runs each work-item's whole loop in its schedule's order.
   template <class F>
   KI_ALWAYS_INLINE void grid_stride(std::int64_t n, F&& f, source_location where = source_location::current()) {

@@ -15,7 +15,7 @@
 // whether the address is the group's (cpu::group_private) and keeps a real atomic on the other
 // branch, which GCC treats as a barrier to moving memory accesses, so that every element of a
 // phase's loop reloads what it could have kept in registers. Here the memory is known to be the
-// group's: the W4 histogram's counting loop is 2.4x faster (docs/performance.md). On GPUs the
+// group's: the W4 histogram's counting loop is 2.3x faster (docs/performance.md). On GPUs the
 // operations are ki::atomic_* on the element (shared memory, device scope).
 #pragma once
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
