@@ -128,22 +128,8 @@ void race_detector::record_plain(const cpu::item_state* it, const void* addr, st
   std::optional<cpu::array_names::subscript> sub;
   if (plain_owner_ == it) sub = names_.take(addr);
   if (sub) named = &sub->a;
-  const unsigned char* base;
-  std::size_t esize;
-  i64 count;
-  if (named != nullptr) {
-    base = static_cast<const unsigned char*>(named->data);
-    esize = named->element_size;
-    count = named->count;
-  } else if (local != nullptr) {
-    base = static_cast<const unsigned char*>(local->p);
-    esize = size;
-    count = static_cast<i64>(local->bytes / size);
-  } else {
-    base = alloc->begin;
-    esize = size;
-    count = static_cast<i64>(alloc->bytes / size);
-  }
+  const cpu::accessed_elements a = local != nullptr ? cpu::elements_of(b, size, named, local->p, local->bytes)
+                                                    : cpu::elements_of(b, size, named, alloc->begin, alloc->bytes);
   try {
     if (it != access_owner_) {
       flush();  // (another item's pending accesses, subscripts-only translation units)
@@ -151,27 +137,23 @@ void race_detector::record_plain(const cpu::item_state* it, const void* addr, st
     }
     if (deferred_.size != 0) settle();
     const source_location where = sub ? sub->where : source_location{};
-    // One access may span several elements (a vectorised loop's load, a struct copy).
-    const i64 first = (b - base) / static_cast<i64>(esize);
-    i64 last = (b + size - 1 - base) / static_cast<i64>(esize);
-    if (count > 0 && last >= count) last = count - 1;  // (a wide load at the end of an array)
-    for (i64 index = first; index <= last; ++index) {
-      const unsigned char* e = base + index * static_cast<i64>(esize);
+    for (i64 index = a.first; index <= a.last; ++index) {
+      const unsigned char* e = a.element(index);
       const access_rec mine{it->local_linear, where, sg_serial_, pc};
       if (g_.on_access != nullptr) [[unlikely]]
         g_.on_access(g_.on_access_ctx, *it, e, index, loc(mine));
-      if (write && !g_.same_value_race && esize <= sizeof deferred_.old && first == last) {
+      if (write && !g_.same_value_race && a.element_size <= sizeof deferred_.old && a.first == a.last) {
         // same_value_writes::allowed: judged once the new bytes are there.
         deferred_.addr = e;
-        deferred_.size = esize;
-        std::memcpy(deferred_.old, e, esize);
+        deferred_.size = a.element_size;
+        std::memcpy(deferred_.old, e, a.element_size);
         deferred_.rec = mine;
-        deferred_.count = count;
+        deferred_.count = a.count;
         deferred_.index = index;
         *g_.fast_point = g_.closed;  // (the next barrier settles it first: its slow path)
         continue;
       }
-      judge(e, mine, write, !write, count, index, local_of(e), nullptr);
+      judge(e, mine, write, !write, a.count, index, local_of(e), nullptr);
     }
   } catch (...) {  // (the hooks' callers expect no exception: reported when the group ends)
     out_of_memory_ = true;

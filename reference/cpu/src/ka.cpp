@@ -129,33 +129,16 @@ class ka_races final : public ki::detail::checked::recorder {
     std::optional<array_names::subscript> sub;
     if (names_owner_ == st.current) sub = names_.take(addr);
     if (sub) named = &sub->a;
-    const unsigned char* base;
-    std::size_t esize;
-    i64 count;
-    if (named != nullptr) {
-      base = static_cast<const unsigned char*>(named->data);
-      esize = named->element_size;
-      count = named->count;
-    } else if (site != nullptr) {
-      base = static_cast<const unsigned char*>(site->p);
-      esize = size;
-      count = static_cast<i64>(site->bytes / size);
-    } else {
-      base = alloc->begin;
-      esize = size;
-      count = static_cast<i64>(alloc->bytes / size);
-    }
+    const accessed_elements a = site != nullptr ? elements_of(b, size, named, site->p, site->bytes)
+                                                : elements_of(b, size, named, alloc->begin, alloc->bytes);
     try {
       if (!pending_.empty() && (pending_.front().item != st.current || pending_.front().epoch != st.epoch)) flush();
       const source_location where = sub ? sub->where : source_location{};
-      const i64 first = (b - base) / static_cast<i64>(esize);
-      i64 last = (b + size - 1 - base) / static_cast<i64>(esize);
-      if (count > 0 && last >= count) last = count - 1;  // (a wide load at the end of an array)
-      for (i64 index = first; index <= last; ++index) {
-        const unsigned char* e = base + index * static_cast<i64>(esize);
-        pending_.push_back({e, esize, bytes_.size(), index, count, where, st.current, st.epoch, false,
+      for (i64 index = a.first; index <= a.last; ++index) {
+        const unsigned char* e = a.element(index);
+        pending_.push_back({e, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false,
                             write ? kind_write : kind_read, pc});
-        bytes_.insert(bytes_.end(), e, e + esize);
+        bytes_.insert(bytes_.end(), e, e + a.element_size);
       }
     } catch (...) {  // (the hooks' callers expect no exception: this access goes unchecked)
     }

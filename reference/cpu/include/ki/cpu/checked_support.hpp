@@ -42,6 +42,35 @@ class allocation_view {
   std::uint64_t version_ = ~0ull;
 };
 
+/// The elements an access of `size` bytes at `b` touches (one access may span several: a
+/// vectorised loop's load, a struct copy), counted in the array that holds it: the subscripted
+/// array `named` if there is one, else the allocation [p, p + bytes) taken as elements of `size`
+/// bytes. A wide access past the array's end is clamped to its last element.
+struct accessed_elements {
+  const unsigned char* base;
+  std::size_t element_size;
+  std::int64_t count, first, last;
+  const unsigned char* element(std::int64_t i) const { return base + i * static_cast<std::int64_t>(element_size); }
+};
+inline accessed_elements elements_of(const unsigned char* b, std::size_t size, const checked::array_info* named,
+                                     const void* p, std::size_t bytes) {
+  accessed_elements r{};
+  if (named != nullptr) {
+    r.base = static_cast<const unsigned char*>(named->data);
+    r.element_size = named->element_size;
+    r.count = named->count;
+  } else {
+    r.base = static_cast<const unsigned char*>(p);
+    r.element_size = size;
+    r.count = static_cast<std::int64_t>(bytes / size);
+  }
+  const auto e = static_cast<std::int64_t>(r.element_size);
+  r.first = (b - r.base) / e;
+  r.last = (b + size - 1 - r.base) / e;
+  if (r.count > 0 && r.last >= r.count) r.last = r.count - 1;
+  return r;
+}
+
 /// The arrays the running work-group subscripted (ki::span, localmemory, KA private memory),
 /// and the subscripts of the running work-item that name its next accesses. Reset per
 /// work-group (arrays) and per work-item stretch (subscripts).
