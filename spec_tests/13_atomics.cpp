@@ -582,6 +582,9 @@ struct spin_lock_kernel {
 //    loads): it must see all of it. mode 1 does the same with relaxed atomics and
 //    atomic_thread_fence(release / acquire).
 //
+//    mode 2 (run only under the reference backend's weak memory, where its outcome is defined):
+//    relaxed atomics and no fence, the bug of a missing release; the data must then be stale.
+//
 //    Forward progress: a group only ever waits for an *earlier* group. The spec does not
 //    promise that work-groups run concurrently: the reference backend with `.threads = 1` runs
 //    them one after another in order (so a wait for a later group would never end, while a wait
@@ -601,7 +604,7 @@ struct message_kernel {
   KI_DEVICE void operator()(ki::span<T> data, ki::span<T> flags, ki::span<T> seen, int mode) const {
     const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, g = ki::get_group_id().x;
     if (g > 0) {
-      if (mode == 0) {
+      if (mode != 1) {
         while (ki::atomic_load(&flags[g - 1], ki::memory_order::acquire) != static_cast<T>(n)) {
         }
       } else {
@@ -616,9 +619,11 @@ struct message_kernel {
     data[g * n + l] = message<T>(g, l);
     if (mode == 0) {
       ki::atomic_fetch_add(&flags[g], T(1), ki::memory_order::release);
-    } else {
+    } else if (mode == 1) {
       ki::atomic_thread_fence(ki::memory_order::release);
       ki::atomic_fetch_add(&flags[g], T(1));
+    } else {
+      ki::atomic_fetch_add(&flags[g], T(1));  // BUG (mode 2): nothing publishes the data
     }
   }
 };
@@ -967,12 +972,27 @@ void test_spin_lock(const B& b0) {
   }
 }
 
+/// The reference backend with weak memory (ki::reference::memory_model::weak), in a build whose
+/// kernels it can see (checked-access mode with the hooks: spec/reference-weak-memory).
+template <class B>
+bool weak_memory(const B& b) {
+#if KI_CHECKED_HOOKS
+  if constexpr (requires { b.memory; }) return b.memory == ki::reference::memory_model::weak;
+#endif
+  (void)b;
+  return false;
+}
+
 template <class T, class B>
 void test_message_passing(const B& b0) {
+  const bool weak = weak_memory(b0);
   for (const auto& [b, threads] : thread_variants(b0))
-    for (int mode : {0, 1}) {
+    for (int mode : {0, 1, 2}) {
+      if (mode == 2 && !weak) continue;  // a data race: what it reads is defined only by the weak model
       KI_INFO(type_name<T>() << ", " << threads
-                             << (mode == 0 ? ", release/acquire atomics" : ", relaxed atomics and fences"));
+                             << (mode == 0   ? ", release/acquire atomics"
+                                 : mode == 1 ? ", relaxed atomics and fences"
+                                             : ", relaxed atomics without a release (weak memory)"));
       const i64 n = mp_items, N = mp_groups * n;
       for (int rep = 0; rep < 5; ++rep) {
         auto data = ki_test::filled<T>(b, N, T(0));
@@ -981,6 +1001,18 @@ void test_message_passing(const B& b0) {
         ki::launch(b, {.numgroups = mp_groups, .workgroupsize = n}, message_kernel<T>{}, data, flags, seen, mode);
         ki_test::check_all(
             ki_test::read(b, flags), [&](i64) { return n; }, "flags");
+        if (mode == 2) {
+          // Weak memory: a group's plain stores stay in its work-items' buffers until the
+          // launch's end, so each later group reads the zeros from before them; the end then
+          // publishes them all.
+          ki_test::check_all(
+              ki_test::read(b, seen), [&](i64) { return T(0); },
+              "the previous group's data as each work-item saw it: stale (nothing released it)");
+          ki_test::check_all(
+              ki_test::read(b, data), [&](i64 i) { return message<T>(i / n, i % n); },
+              "the data after the launch (its end publishes every store)");
+          continue;
+        }
         ki_test::check_all(
             ki_test::read(b, seen),
             [&](i64 i) {

@@ -16,7 +16,9 @@
 //   plain access costs a thread-local load and a branch.
 // * The atomic entry points replace the operation: they perform it (sequentially consistent,
 //   whatever order was asked: stronger is exact, and the oracle runs the work-items of a group
-//   one at a time anyway). Atomics are not recorded: they never race.
+//   one at a time anyway). Atomics are not recorded as accesses (they never race), but the
+//   recorder is told of each one, and of each fence, with the order asked (weak memory,
+//   store_buffer.hpp: a release publishes the work-item's stores).
 // * A recorder's own callbacks (e.g. a trace hook in an instrumented translation unit) make
 //   accesses too; `busy` keeps those out of the record.
 #include <cstddef>
@@ -36,6 +38,16 @@ constinit thread_local bool busy = false;
     return;
   busy = true;
   r->plain(p, n, write, pc);
+  busy = false;
+}
+/// An atomic operation at p, or a fence (p null), with the memory order `mo` (an __ATOMIC_*
+/// value: the same numbering the instrumentation passes), before it happens.
+[[gnu::always_inline]] inline void ordering(const volatile void* p, int mo) {
+  checked::recorder* r = checked::active;
+  if (r == nullptr || busy) [[likely]]
+    return;
+  busy = true;
+  r->ordering(const_cast<const void*>(p), mo);
   busy = false;
 }
 constexpr int seq_cst = __ATOMIC_SEQ_CST;
@@ -91,28 +103,61 @@ void* __tsan_memset(void* d, int c, std::size_t n) {
   return std::memset(d, c, n);
 }
 
-void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(seq_cst); }
+void __tsan_atomic_thread_fence(int mo) {
+  ordering(nullptr, mo);
+  __atomic_thread_fence(seq_cst);
+}
 void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(seq_cst); }
 
-#define KI_ATOMIC(bits, T)                                                                                   \
-  T __tsan_atomic##bits##_load(const volatile T* a, int) { return __atomic_load_n(a, seq_cst); }             \
-  void __tsan_atomic##bits##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, seq_cst); }             \
-  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) { return __atomic_exchange_n(a, v, seq_cst); }   \
-  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, seq_cst); }   \
-  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, seq_cst); }   \
-  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, seq_cst); }   \
-  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, seq_cst); }     \
-  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, seq_cst); }   \
-  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) { return __atomic_fetch_nand(a, v, seq_cst); } \
-  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                    \
-    return __atomic_compare_exchange_n(a, c, v, false, seq_cst, seq_cst);                                    \
-  }                                                                                                          \
-  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                      \
-    return __atomic_compare_exchange_n(a, c, v, false, seq_cst, seq_cst);                                    \
-  }                                                                                                          \
-  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                          \
-    __atomic_compare_exchange_n(a, &c, v, false, seq_cst, seq_cst);                                          \
-    return c;                                                                                                \
+#define KI_ATOMIC(bits, T)                                                                   \
+  T __tsan_atomic##bits##_load(const volatile T* a, int mo) {                                \
+    ordering(a, mo);                                                                         \
+    return __atomic_load_n(a, seq_cst);                                                      \
+  }                                                                                          \
+  void __tsan_atomic##bits##_store(volatile T* a, T v, int mo) {                             \
+    ordering(a, mo);                                                                         \
+    __atomic_store_n(a, v, seq_cst);                                                         \
+  }                                                                                          \
+  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int mo) {                             \
+    ordering(a, mo);                                                                         \
+    return __atomic_exchange_n(a, v, seq_cst);                                               \
+  }                                                                                          \
+  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int mo) {                            \
+    ordering(a, mo);                                                                         \
+    return __atomic_fetch_add(a, v, seq_cst);                                                \
+  }                                                                                          \
+  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int mo) {                            \
+    ordering(a, mo);                                                                         \
+    return __atomic_fetch_sub(a, v, seq_cst);                                                \
+  }                                                                                          \
+  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int mo) {                            \
+    ordering(a, mo);                                                                         \
+    return __atomic_fetch_and(a, v, seq_cst);                                                \
+  }                                                                                          \
+  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int mo) {                             \
+    ordering(a, mo);                                                                         \
+    return __atomic_fetch_or(a, v, seq_cst);                                                 \
+  }                                                                                          \
+  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int mo) {                            \
+    ordering(a, mo);                                                                         \
+    return __atomic_fetch_xor(a, v, seq_cst);                                                \
+  }                                                                                          \
+  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int mo) {                           \
+    ordering(a, mo);                                                                         \
+    return __atomic_fetch_nand(a, v, seq_cst);                                               \
+  }                                                                                          \
+  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int mo, int) { \
+    ordering(a, mo);                                                                         \
+    return __atomic_compare_exchange_n(a, c, v, false, seq_cst, seq_cst);                    \
+  }                                                                                          \
+  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int) {   \
+    ordering(a, mo);                                                                         \
+    return __atomic_compare_exchange_n(a, c, v, false, seq_cst, seq_cst);                    \
+  }                                                                                          \
+  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int mo, int) {       \
+    ordering(a, mo);                                                                         \
+    __atomic_compare_exchange_n(a, &c, v, false, seq_cst, seq_cst);                          \
+    return c;                                                                                \
   }
 KI_ATOMIC(8, std::uint8_t)
 KI_ATOMIC(16, std::uint16_t)

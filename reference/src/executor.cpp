@@ -87,15 +87,17 @@ launch_result execute(const launch_desc& queued) {
   const std::uint64_t serial = ++launch_counter;
   const int threads = resolve_threads(*d.b);
   const auto& sched = d.b->schedule;
+  // Weak memory keeps a group's unpublished stores from the later groups: one runner for all.
+  const bool one_thread = threads == 1 || ngroups == 1 || d.b->memory == memory_model::weak;
   launch_progress progress;
-  progress.alone = threads == 1 || ngroups == 1;  // (the groups then run one after another, below)
+  progress.alone = one_thread;  // (the groups then run one after another, below)
   d.progress = &progress;
 
   std::optional<group_failure> first;
   warning_log log;
   global_log globals;
   globals.limit = static_cast<std::size_t>(runner_detail::resolve_checked_elements(*d.b));
-  if (threads == 1 || ngroups == 1) {
+  if (one_thread) {
     // Deterministic: groups one after another; exploring, in reverse or a random order.
     group_runner& r = runner_for(*d.b);
     std::vector<i64> group_order;
@@ -120,6 +122,7 @@ launch_result execute(const launch_desc& queued) {
       r.flush_warnings(log);
       if (e) first_group = g, first = std::move(e);
     }
+    r.end_launch();  // (weak memory: what the groups left buffered)
   } else {
     // The error reported is the one of the lowest failing group id, whatever the threads'
     // timing: after a failure, only groups with lower ids still run.

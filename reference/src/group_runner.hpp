@@ -162,6 +162,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
         {items_.data(), sizeof(item), n_, &locals_, &unspecified_, sched_.seed != 0, same_value_race_, &fast_point_,
          no_site, hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr},
         group_linear, gs_.group_id);
+    if (weak_memory_) weak_.start_group(n_);
+    races_.set_store_buffer(weak_memory_ ? &weak_ : nullptr);
     races_.set_interval(round_);
     checked::active = &races_;
     start_watch();
@@ -181,6 +183,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     dirty_statuses_ = true;                                         // cleared below when the group finished normally
     cpu::current = nullptr;
     if (auto e = take_failure(fault, faulting)) {
+      if (weak_memory_) weak_.end_group(true);
       races_.drop_pending();
       if (hook_) [[unlikely]]
         emit_end(&*e);
@@ -188,6 +191,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     }
     dirty_statuses_ = false;                                          // every work-item exited: all running
     d.progress->groups_done.fetch_add(1, std::memory_order_relaxed);  // (the spin watch of other threads)
+    if (weak_memory_) weak_.end_group(false);
     auto f = races_.finish(d_->kernel_name, globals);
     if (hook_) [[unlikely]]
       emit_end(f ? &f->error : nullptr);
@@ -207,6 +211,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   }
 
   void reset_arena() { arena_.reset(); }
+  /// Weak memory: the launch (run on this runner alone) ended; its buffered stores are published.
+  void end_launch() { weak_.end_launch(); }
 
   // --- cpu::executor: called from inside work-items ---
 
@@ -336,8 +342,9 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   // --- interleaving at atomics (schedule::interleave_atomics) ---
   //
   // Before an atomic operation the running work-item goes to the back of the queue of those
-  // released to run (ready_), and the next one runs: a released work-item, else a new runner
-  // for the unstarted ones. It is resumed in its turn, like a released one. Nobody else able to
+  // released to run (ready_), and the next one runs: a new runner for the unstarted ones while
+  // there are any (so that work-items polling in turn cannot keep one from ever starting), else
+  // a released work-item. It is resumed in its turn, like a released one. Nobody else able to
   // run: it just goes on. Not a sync point: nothing is ordered, the spin watch keeps counting.
   static void interleave_entry(void* self) { static_cast<group_runner*>(self)->interleave(); }
   void interleave() {
@@ -350,8 +357,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       ready_pos_ = 0;
     }
     ready_.push_back(self);
-    if (others_ready) return switch_to_next(self);
-    fibers_.spawn(self, &group_runner::runner_entry, this);  // the runner resumes it when it is done
+    if (has_unstarted()) return fibers_.spawn(self, &group_runner::runner_entry, this);  // (it resumes self in turn)
+    switch_to_next(self);
   }
 
   static void stuck(void* self, const void* p, const char* what, const source_location& where) {
@@ -656,6 +663,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     report_.set_kernel(d.kernel_name);
     sched_ = d.b->schedule;
     same_value_race_ = d.b->same_value_writes == same_value_writes::race;
+    weak_memory_ = d.b->memory == memory_model::weak;
     profile p = d.b->device;
     if (sched_.seed != 0) {
       // Exploring: the seed also chooses the layout (where the profile leaves it open; a
@@ -729,6 +737,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   cpu::local_arena arena_;
   race_detector races_;
   bool same_value_race_ = true;
+  store_buffer weak_;  // memory_model::weak
+  bool weak_memory_ = false;
   trace_hook hook_ = nullptr;
   void* hook_ctx_ = nullptr;
   trace_launch trace_launch_;  // while a hook watches: the launch, as events describe it

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -213,7 +214,15 @@ int active_device() { return active; }
 void set_active_device(int id) { active = id; }
 
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-            void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name) {
+            void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name,
+            bool instrumented) {
+  if (b.memory == memory_model::weak && !instrumented)
+    throw std::invalid_argument(
+        "ki::reference: launch of kernel '" + name +
+        "': memory_model::weak (ki::reference::backend::memory or KI_REFERENCE_MEMORY=weak) needs the kernel's "
+        "translation unit compiled in checked-access mode with the instrumentation hooks (link ki::reference_checked, "
+        "with GCC or Clang), so that the oracle sees its stores; this one was compiled without them "
+        "(KI_CHECKED_HOOKS=0)");
   start_env_trace();  // KI_REFERENCE_TRACE (tools/ki-trace)
   // The seed is drawn in queue order on the launching thread, so KI_RAND_SEED replays it.
   const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);

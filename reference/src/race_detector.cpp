@@ -55,6 +55,7 @@ void race_detector::drop_pending() {
 }
 
 void race_detector::sub_group_barrier_passed(i64 linear, i64 begin, i64 lanes) {
+  if (weak_ != nullptr) weak_->sub_group_barrier(linear);  // (publishes more than its segment needs)
   // A serial above every access judged so far (accesses are judged at the latest when their
   // work-item reaches its next sync point, so before the barrier resolves).
   const sg_pass now{++sg_serial_, begin, lanes};
@@ -117,8 +118,23 @@ void race_detector::plain(const void* addr, std::size_t size, bool write, const 
   const checked::array_info* named = names_.array_of(addr);
   const cpu::allocation_view::range* alloc = local == nullptr && named == nullptr ? allocs_.find(addr) : nullptr;
   if (local == nullptr && named == nullptr && alloc == nullptr)
-    return;  // not memory this mode checks (the stack, the kernel object, the executor's state)
+    return;                // not memory this mode checks (the stack, the kernel object, the executor's state)
+  if (weak_ != nullptr) {  // weak memory: the store buffers instead of the race record
+    weak_->run(it->local_linear);
+    if (write)
+      weak_->store(it->local_linear, static_cast<unsigned char*>(const_cast<void*>(addr)), size, local != nullptr);
+    return;
+  }
   record_plain(it, addr, size, write, pc, local, named, alloc);
+}
+
+void race_detector::ordering(const void* p, int order) {
+  (void)p;
+  const cpu::item_state* it = cpu::current;
+  if (weak_ == nullptr || it == nullptr) return;
+  weak_->run(it->local_linear);  // (an atomic reads and writes the memory as this item sees it)
+  const int o = order & 0xFFFF;  // (GCC may add hardware lock elision bits)
+  if (o == __ATOMIC_RELEASE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST) weak_->release(it->local_linear);
 }
 
 void race_detector::record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,
@@ -296,6 +312,7 @@ void race_detector::uninitialized_read(const source_location& where, i64 index, 
 
 std::optional<group_failure> race_detector::finish(const char* kernel_name, global_log& globals) {
   flush();  // the last work-item's accesses
+  if (weak_ != nullptr && weak_->out_of_memory()) out_of_memory_ = true;
   if (out_of_memory_) {
     out_of_memory_ = false;
     group_globals_.clear();

@@ -35,6 +35,8 @@
 #include <ki/errors.hpp>
 #include <ki/source_location.hpp>
 
+#include "store_buffer.hpp"
+
 namespace ki::reference::detail {
 namespace cpu = ki::detail::cpu;
 
@@ -143,6 +145,7 @@ class race_detector final : public ki::detail::checked::recorder {
   /// A barrier narrowed by flags (ki::barrier(flags)) starts a new interval only for the memory
   /// all of its work-items' flags name: the other memory's accesses stay unordered across it.
   void set_interval(std::uint64_t round) {
+    if (weak_ != nullptr) weak_->barrier(round_flags_ & local_bit, round_flags_ & global_bit);
     if (round_flags_ & local_bit) local_interval_ = round;
     if (round_flags_ & global_bit) global_interval_ = round;
     round_flags_ = local_bit | global_bit;
@@ -153,6 +156,9 @@ class race_detector final : public ki::detail::checked::recorder {
   /// its accesses before it are ordered with those after it of the lanes in that range only.
   /// Each work-item of the range is told once per barrier, all before any of them runs on.
   void sub_group_barrier_passed(std::int64_t linear, std::int64_t begin, std::int64_t lanes);
+  /// Weak memory (memory_model::weak), from the group's start on: plain accesses go to the
+  /// store buffers instead of the race record (no race is judged); null: races are checked.
+  void set_store_buffer(store_buffer* b) { weak_ = b; }
   /// After the group ended normally: its races as a failure, else its global accesses are
   /// kept in `globals` for inter_group_race.
   std::optional<group_failure> finish(const char* kernel_name, global_log& globals);
@@ -163,6 +169,7 @@ class race_detector final : public ki::detail::checked::recorder {
   void barrier_flags(unsigned orders) override { round_flags_ &= orders; }
   void name(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
   void plain(const void* addr, std::size_t size, bool write, const void* pc) override;
+  void ordering(const void* p, int order) override;
 
  private:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -276,6 +283,7 @@ class race_detector final : public ki::detail::checked::recorder {
   deferred_write deferred_;
   const cpu::item_state* plain_owner_ = nullptr;  // whose subscripts names_ holds
   bool out_of_memory_ = false;                    // recording an access ran out of memory (reported at finish)
+  store_buffer* weak_ = nullptr;                  // weak memory: the group's store buffers
 };
 
 /// Races between work-groups on global memory (nothing orders the work-groups of a launch):

@@ -51,4 +51,17 @@ same_value_writes backend::same_value_writes_from_environment() {
   return p;
 }
 
+memory_model backend::memory_model_from_environment() {
+  static const ki::reference::memory_model m = [] {
+    const char* v = std::getenv("KI_REFERENCE_MEMORY");
+    if (v == nullptr || *v == '\0') return memory_model::sequential;
+    const std::string s = v;
+    if (s == "sequential") return memory_model::sequential;
+    if (s == "weak") return memory_model::weak;
+    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_MEMORY=%s (expected sequential or weak)\n", v);
+    return memory_model::sequential;
+  }();
+  return m;
+}
+
 }  // namespace ki::reference

@@ -2,7 +2,8 @@
 // m x k and B of k x n (arguments m k n, default 256 256 256), in one work-group thread, timed
 // from launch to synchronize (docs/debugging.md, "What the checks cost"). Not a test: built on
 // request (`--target ki_reference_checked_cost`), linked with ki::reference_checked; a race
-// reported here would be a bug of the oracle (the kernel has every barrier it needs).
+// reported here would be a bug of the oracle (the kernel has every barrier it needs). With
+// KI_REFERENCE_MEMORY=weak it measures weak memory instead (store buffers, no race detection).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -55,8 +56,9 @@ int main(int argc, char** argv) {
   double want = 0;
   for (i64 q = 0; q < k; ++q)
     want += static_cast<double>(ha[static_cast<std::size_t>(q)]) * hb[static_cast<std::size_t>(q * n)];
-  std::printf("tiled matmul %lldx%lld by %lldx%lld, checked-access mode: %.3f s (c[0] = %g, expected %g)\n",
+  const bool weak = be.memory == ki::reference::memory_model::weak;
+  std::printf("tiled matmul %lldx%lld by %lldx%lld, checked-access mode%s: %.3f s (c[0] = %g, expected %g)\n",
               static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(k),
-              static_cast<long long>(n), s, static_cast<double>(hc[0]), want);
+              static_cast<long long>(n), weak ? ", weak memory" : "", s, static_cast<double>(hc[0]), want);
   return hc[0] == static_cast<float>(want) ? 0 : 1;
 }

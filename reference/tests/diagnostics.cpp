@@ -272,6 +272,27 @@ TEST_CASE("an exception thrown in a kernel surfaces at synchronize with its coor
   }
 }
 
+TEST_CASE("weak memory refuses a kernel compiled without the checked-access hooks, before it runs", "[diagnostics]") {
+  // This translation unit is not instrumented (KI_CHECKED_HOOKS=0): the oracle would not see
+  // its stores, so memory_model::weak could not delay them.
+  ki::reference::backend b{.device = cuda, .threads = 1};
+  b.memory = ki::reference::memory_model::weak;
+  auto out = ki::zeros<i64>(b, 4);
+  try {
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 4}, throw_at{{9, 9, 9}, {9, 9, 9}, false}, out);
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, ContainsSubstring("memory_model::weak"));
+    CHECK_THAT(what, ContainsSubstring("ki::reference_checked"));
+    CHECK_THAT(what, ContainsSubstring("KI_CHECKED_HOOKS=0"));
+  }
+  ki::synchronize(b);  // nothing was queued
+  CHECK(ki::to_host(b, out) == std::vector<i64>(4, 0));
+  b.memory = ki::reference::memory_model::sequential;
+  check_usable(b);
+}
+
 TEST_CASE("an exception after a barrier names the barrier it passed", "[diagnostics]") {
   const ki::reference::backend b{.device = cuda};
   auto out = ki::zeros<i64>(b, 4 * 8);

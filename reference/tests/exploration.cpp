@@ -284,6 +284,36 @@ TEST_CASE("exploration: interleaving at atomics ends a spin-wait on another work
   CHECK(ki::to_host(b, out)[0] == 7);
 }
 
+TEST_CASE("exploration: interleaved at atomics, work-items polling in turn do not keep the last one from starting",
+          "[oracle][explore]") {
+  // Work-items 1..7 poll a flag that work-item 0 sets. Reverse order starts 7 first, then 6, ...:
+  // pollers handing the turn to each other must not starve 0, which starts last. (Before, an
+  // interleaving work-item ran the next released one whenever there was one, so 7 and 6 took
+  // turns for ever; spin_limit would not end it either, since each turn counts as a change.)
+  struct many_pollers {
+    void operator()(ki::span<i64> out, ki::span<i64>) const {
+      auto flag = ki::localmemory<int, 1>([] {});
+      const i64 l = ki::get_local_id().x;
+      if (l == 0) ki::atomic_store(&flag[0], 1, ki::memory_order::release);
+      else
+        while (ki::atomic_load(&flag[0], ki::memory_order::acquire) != 1) {
+        }
+      out[l] = l + 1;
+    }
+  };
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    INFO("seed " << seed);
+    auto b = backend_for("cuda", seed);
+    b.schedule.interleave_atomics = true;
+    auto out = ki::zeros<i64>(b, 8);
+    auto unused = ki::zeros<i64>(b, 1);
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, many_pollers{}, out, unused);
+    ki::synchronize(b);
+    const auto o = ki::to_host(b, out);
+    for (i64 l = 0; l < 8; ++l) CHECK(o[static_cast<std::size_t>(l)] == l + 1);
+  }
+}
+
 TEST_CASE("exploration: interleaving at atomics with nobody else to run still reports a spin", "[oracle][explore]") {
   // Work-item 0 waits for a flag nobody sets while work-item 1 waits at a barrier: interleaving
   // finds no one to run, and the spin watch reports the wait.

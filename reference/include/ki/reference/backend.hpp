@@ -120,6 +120,10 @@ struct backend {
   /// beyond, the launch fails with a `resource` error naming the limit, instead of exhausting
   /// memory. 0 means KI_REFERENCE_CHECKED_ELEMENTS if set, else 1 << 24.
   std::uint64_t checked_elements = 0;
+  /// When stores become visible to other work-items (schedule.hpp: memory_model; weak needs the
+  /// kernels compiled with ki::reference_checked). Default: KI_REFERENCE_MEMORY = sequential |
+  /// weak, else sequential.
+  ki::reference::memory_model memory = memory_model_from_environment();
 
   /// One profile per emulated device, where given: device d emulates device_profiles[d], and
   /// ki::ndevices is their number (`device`, and its `devices`, are then unused; so is each
@@ -132,6 +136,7 @@ struct backend {
 
   static queue_mode queue_mode_from_environment();
   static ki::reference::same_value_writes same_value_writes_from_environment();
+  static ki::reference::memory_model memory_model_from_environment();
   static std::vector<profile> device_profiles_from_environment();
 
   /// Host arrays as kernel arguments (argconvert's backend route): the backend runs on the
@@ -172,9 +177,11 @@ struct item_loop {
 };
 
 /// Queues the launch on the calling thread's queue of its active device; ctx is kept alive
-/// until the launch has run.
+/// until the launch has run. `instrumented`: the kernel's translation unit has the checked-access
+/// hooks (KI_CHECKED_HOOKS), which memory_model::weak needs (else std::invalid_argument, here).
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-            void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name);
+            void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name,
+            bool instrumented);
 /// Queues a KA launch (ki/ka/kernel.hpp): its groups run without fibers, each phase in the
 /// order the schedule picks (CPU runtime, ki/cpu/ka.hpp); ctx is kept alive until it has run.
 void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
@@ -377,7 +384,7 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(on, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),
-                              ki::detail::kernel_display_name<F>(k.name));
+                              ki::detail::kernel_display_name<F>(k.name), KI_CHECKED_HOOKS != 0);
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.

@@ -58,4 +58,21 @@ enum class same_value_writes : std::uint8_t {
             ///< only by schedules that run the reader first (reverse, random)
 };
 
+/// When a work-item's stores become visible to the other work-items (docs/debugging.md, "Weak
+/// memory").
+enum class memory_model : std::uint8_t {
+  /// At once (what x86 and a one-thread emulator give): every legal program runs right, and so
+  /// do many programs that miss a release, an acquire or a fence.
+  sequential,
+  /// A store buffer per work-item: a plain store is seen by the others only after that
+  /// work-item's next release (an atomic operation or fence with release semantics), a barrier
+  /// ordering its memory, a sub_group_barrier it passes, or the launch's end; until then they
+  /// read the value from before it, as a GPU may let them. Needs kernels compiled in checked-access
+  /// mode with the instrumentation hooks (ki::reference_checked with GCC or Clang; a launch from
+  /// another translation unit is refused with std::invalid_argument), which then reports no races
+  /// (correct synchronisation through atomics is not modelled by the race detector); work-groups
+  /// run one after another on one thread. KI kernels only (KA kernels run as in `sequential`).
+  weak,
+};
+
 }  // namespace ki::reference

@@ -48,6 +48,13 @@ class recorder {
   virtual void plain(const void* addr, std::size_t size, bool write, const void* pc) = 0;
   /// The running work-item accesses p atomically (atomics never race).
   virtual void atomic(const void* p) = 0;
+  /// An atomic operation on p, or a fence (p null), by code of the kernels' translation unit
+  /// (the hooks), before it happens: `order` is its memory order as an __ATOMIC_* value (a
+  /// compare-exchange: its success order). Weak memory publishes at a release (store_buffer.hpp).
+  virtual void ordering(const void* p, int order) {
+    (void)p;
+    (void)order;
+  }
   /// The running work-item is about to wait at a barrier that orders only the memory in
   /// `orders` (bit 0: local, bit 1: global; ki::barrier_flags).
   virtual void barrier_flags(unsigned orders) = 0;
