@@ -4,6 +4,7 @@
 // In ki the call site is named by a fresh lambda: ki::localmemory<T, dims...>([] {}).
 // (Uninitialised contents are unspecified; the oracle's poisoning is tested in reference/tests.)
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backends.hpp"
@@ -263,16 +264,30 @@ TEMPLATE_LIST_TEST_CASE("local_memory: each work-group has its own memory", "[lo
   // groups can be alive at once (a GPU runs two small groups at once anyway).
   const TestType b = cfg::configured();
   const i64 n = 64, groups = 2;
-  auto out = ki_test::filled<i64>(b, n * groups, -1);
-  auto arrived = ki::zeros<int>(b, 1);
-  auto met = ki::zeros<int>(b, groups);
-  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, rendezvous_groups{}, out, arrived, met, i64{1} << 32);
-  const auto m = ki_test::read(b, met);
-  KI_INFO(cfg::describe(b) << ": groups met " << m[0] << ", " << m[1]);
-  // Without overlap the check below shows only that a group sees its own writes.
-  CHECK(m[0] + m[1] == 2);
-  ki_test::check_all(
-      ki_test::read(b, out), [](i64) { return 0; }, "elements not holding the group's own values");
+  // Whether the two groups are alive at once is up to the host's threads: on a loaded machine
+  // the second may start only after the first gave up waiting. So the wait is short (2^22
+  // polls: well under the oracle's one second of no progress, ki/reference: spin watch), the
+  // launch is repeated until the groups have met once, and every launch's values are checked.
+  // Never met: a declared skip (without overlap the values show only that a group sees its own
+  // writes), never a pass.
+  constexpr int max_launches = 40;
+  int launches = 0;
+  bool both_met = false;
+  while (!both_met && launches < max_launches) {
+    ++launches;
+    auto out = ki_test::filled<i64>(b, n * groups, -1);
+    auto arrived = ki::zeros<int>(b, 1);
+    auto met = ki::zeros<int>(b, groups);
+    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, rendezvous_groups{}, out, arrived, met, i64{1} << 22);
+    const auto m = ki_test::read(b, met);
+    KI_INFO(cfg::describe(b) << ", launch " << launches << ": groups met " << m[0] << ", " << m[1]);
+    ki_test::check_all(
+        ki_test::read(b, out), [](i64) { return 0; }, "elements not holding the group's own values");
+    both_met = m[0] + m[1] == 2;
+  }
+  if (!both_met)
+    SKIP(cfg::describe(b) + ": the two work-groups never ran at the same time in " + std::to_string(max_launches) +
+         " launches (a loaded host); separation of their local memory not shown");
 }
 
 TEMPLATE_LIST_TEST_CASE("local_memory: multi-dimensional arrays", "[local_memory]", ki_test::backends) {

@@ -41,13 +41,14 @@ constinit thread_local bool busy = false;
   busy = false;
 }
 /// An atomic operation at p, or a fence (p null), with the memory order `mo` (an __ATOMIC_*
-/// value: the same numbering the instrumentation passes), before it happens.
-[[gnu::always_inline]] inline void ordering(const volatile void* p, int mo) {
+/// value: the same numbering the instrumentation passes), before it happens; `writes`: it may
+/// store (not a load).
+[[gnu::always_inline]] inline void ordering(const volatile void* p, int mo, bool writes = true) {
   checked::recorder* r = checked::active;
   if (r == nullptr || busy) [[likely]]
     return;
   busy = true;
-  r->ordering(const_cast<const void*>(p), mo);
+  r->ordering(const_cast<const void*>(p), mo, writes);
   busy = false;
 }
 constexpr int seq_cst = __ATOMIC_SEQ_CST;
@@ -111,7 +112,7 @@ void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(seq_cst); }
 
 #define KI_ATOMIC(bits, T)                                                                   \
   T __tsan_atomic##bits##_load(const volatile T* a, int mo) {                                \
-    ordering(a, mo);                                                                         \
+    ordering(a, mo, false);                                                                  \
     return __atomic_load_n(a, seq_cst);                                                      \
   }                                                                                          \
   void __tsan_atomic##bits##_store(volatile T* a, T v, int mo) {                             \

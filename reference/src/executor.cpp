@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -100,6 +101,9 @@ launch_result execute(const launch_desc& queued) {
   if (one_thread) {
     // Deterministic: groups one after another; exploring, in reverse or a random order.
     group_runner& r = runner_for(*d.b);
+    // Weak memory: whatever ends the launch (an exception out of a group's run too), the stores
+    // still buffered reach memory before the launch's arguments can go away.
+    std::unique_ptr<group_runner, void (*)(group_runner*)> published(&r, [](group_runner* p) { p->end_launch(); });
     std::vector<i64> group_order;
     if (sched.items != order::forward) {
       group_order.resize(static_cast<std::size_t>(ngroups));
@@ -122,7 +126,6 @@ launch_result execute(const launch_desc& queued) {
       r.flush_warnings(log);
       if (e) first_group = g, first = std::move(e);
     }
-    r.end_launch();  // (weak memory: what the groups left buffered)
   } else {
     // The error reported is the one of the lowest failing group id, whatever the threads'
     // timing: after a failure, only groups with lower ids still run.

@@ -155,7 +155,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     hook_ = h.fn, hook_ctx_ = h.ctx;
     if (hook_) [[unlikely]]
       describe_launch(d, launch_serial);
-    loop_.watch = hook_ ? &group_runner::on_item : nullptr;
+    loop_.watch = hook_ || weak_memory_ ? &group_runner::on_item : nullptr;
     loop_.watch_ctx = this;
     trace_round_ = 0;
     races_.start_group(
@@ -479,8 +479,19 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
                                  ki::reference::to_string(sched_.items),
                                  false};
   }
+  /// A work-item starts or returns (the launch's loop, while a hook watches or weak memory runs).
   static void on_item(void* self, const cpu::item_state& it, bool starts) {
-    static_cast<group_runner*>(self)->emit(starts ? trace_kind::start : trace_kind::exit, it.local_linear, "", {});
+    auto& r = *static_cast<group_runner*>(self);
+    if (r.weak_memory_ && starts) r.weak_.run(it.local_linear);
+    if (r.hook_) r.emit(starts ? trace_kind::start : trace_kind::exit, it.local_linear, "", {});
+  }
+  /// A suspended work-item resumes (group_runner_base::enter). Weak memory: the memory shows
+  /// its view from here on, whatever it accesses, and however (the hooks also switch views at
+  /// each access, lazily; this covers what they do not see, e.g. a memcpy that GCC leaves to
+  /// the C library).
+  void entered(int k) {
+    if (weak_memory_) [[unlikely]]
+      weak_.run(k);
   }
   static void on_access(void* self, const cpu::item_state& it, const void* address, i64 index,
                         const source_location& where) {

@@ -128,13 +128,16 @@ void race_detector::plain(const void* addr, std::size_t size, bool write, const 
   record_plain(it, addr, size, write, pc, local, named, alloc);
 }
 
-void race_detector::ordering(const void* p, int order) {
+void race_detector::ordering(const void* p, int order, bool writes) {
   (void)p;
   const cpu::item_state* it = cpu::current;
   if (weak_ == nullptr || it == nullptr) return;
   weak_->run(it->local_linear);  // (an atomic reads and writes the memory as this item sees it)
   const int o = order & 0xFFFF;  // (GCC may add hardware lock elision bits)
-  if (o == __ATOMIC_RELEASE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST) weak_->release(it->local_linear);
+  // A release: a store, read-modify-write or fence with release semantics (a load has none,
+  // seq_cst or not).
+  if (writes && (o == __ATOMIC_RELEASE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST))
+    weak_->release(it->local_linear);
 }
 
 void race_detector::record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,

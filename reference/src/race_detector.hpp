@@ -169,7 +169,7 @@ class race_detector final : public ki::detail::checked::recorder {
   void barrier_flags(unsigned orders) override { round_flags_ &= orders; }
   void name(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
   void plain(const void* addr, std::size_t size, bool write, const void* pc) override;
-  void ordering(const void* p, int order) override;
+  void ordering(const void* p, int order, bool writes) override;
 
  private:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);

@@ -5,6 +5,8 @@
 // order), computed here independently of the oracle. Forward order (seed 0) unless a test says
 // otherwise: work-item 0 runs first, up to its end or its first sync point.
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -103,6 +105,89 @@ TEST_CASE("weak memory: a release store, a release fence or a seq_cst read-modif
     CHECK(message_in_group_seen(make(memory_model::weak), how, n) == expected_seen(n, false));
     CHECK(message_in_group_seen(make(memory_model::weak, 7, true), how, n) == expected_seen(n, false));
   }
+}
+
+/// Every atomic operation with every memory order, as the publishing step of message passing:
+/// work-item 0 stores data, performs `op` with `order` on another atomic, then sets the flag
+/// (relaxed); the others wait for the flag (acquire) and read data. The data is published iff
+/// the operation may store and its order has release semantics (release, acq_rel, seq_cst);
+/// a load never publishes, whatever its order (the API maps a load's release to relaxed).
+enum class atomic_op {
+  load,
+  store,
+  exchange,
+  compare_exchange,
+  fetch_add,
+  fetch_sub,
+  fetch_and,
+  fetch_or,
+  fetch_xor,
+  fetch_min,
+  fetch_max,
+  update,
+  fence
+};
+constexpr atomic_op all_ops[] = {
+    atomic_op::load,      atomic_op::store,     atomic_op::exchange, atomic_op::compare_exchange, atomic_op::fetch_add,
+    atomic_op::fetch_sub, atomic_op::fetch_and, atomic_op::fetch_or, atomic_op::fetch_xor,        atomic_op::fetch_min,
+    atomic_op::fetch_max, atomic_op::update,    atomic_op::fence};
+constexpr ki::memory_order all_orders[] = {ki::memory_order::relaxed, ki::memory_order::acquire,
+                                           ki::memory_order::release, ki::memory_order::acq_rel,
+                                           ki::memory_order::seq_cst};
+
+struct publish_by_op {
+  atomic_op op;
+  ki::memory_order o;
+  void operator()(ki::span<i64> seen, ki::span<i64> data, ki::span<int> flag, ki::span<int> other) const {
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x;
+    if (l == 0) {
+      for (i64 k = 0; k < n; ++k) data[k] = 100 + k;
+      int* p = &other[0];
+      int expected = 0;
+      switch (op) {
+        case atomic_op::load: (void)ki::atomic_load(p, o); break;
+        case atomic_op::store: ki::atomic_store(p, 1, o); break;
+        case atomic_op::exchange: (void)ki::atomic_exchange(p, 1, o); break;
+        case atomic_op::compare_exchange: (void)ki::atomic_compare_exchange(p, expected, 1, o); break;
+        case atomic_op::fetch_add: (void)ki::atomic_fetch_add(p, 1, o); break;
+        case atomic_op::fetch_sub: (void)ki::atomic_fetch_sub(p, 1, o); break;
+        case atomic_op::fetch_and: (void)ki::atomic_fetch_and(p, 1, o); break;
+        case atomic_op::fetch_or: (void)ki::atomic_fetch_or(p, 1, o); break;
+        case atomic_op::fetch_xor: (void)ki::atomic_fetch_xor(p, 1, o); break;
+        case atomic_op::fetch_min: (void)ki::atomic_fetch_min(p, -1, o); break;
+        case atomic_op::fetch_max: (void)ki::atomic_fetch_max(p, 1, o); break;
+        case atomic_op::update:
+          (void)ki::atomic_update(
+              p, [](int x) { return 2 * x + 1; }, o);
+          break;
+        case atomic_op::fence: ki::atomic_thread_fence(o); break;
+      }
+      ki::atomic_store(&flag[0], 1);  // relaxed: publishes nothing itself
+    } else {
+      while (ki::atomic_load(&flag[0], ki::memory_order::acquire) == 0) {
+      }
+      seen[l] = data[l];
+    }
+  }
+};
+
+TEST_CASE("weak memory: each atomic operation publishes exactly when it may store with release semantics",
+          "[weak_memory]") {
+  const auto b = make(memory_model::weak);
+  const i64 n = 4;
+  for (const atomic_op op : all_ops)
+    for (const ki::memory_order o : all_orders) {
+      const bool releases = op != atomic_op::load && (o == ki::memory_order::release ||
+                                                      o == ki::memory_order::acq_rel || o == ki::memory_order::seq_cst);
+      INFO("operation " << static_cast<int>(op) << ", order " << static_cast<int>(o));
+      auto seen = ki::zeros<i64>(b, n);
+      auto data = ki::zeros<i64>(b, n);
+      auto flag = ki::zeros<int>(b, 1);
+      auto other = ki::zeros<int>(b, 1);
+      ki::launch(b, {.numgroups = 1, .workgroupsize = n}, publish_by_op{op, o}, seen, data, flag, other);
+      const auto s = run_and_read(b, seen);
+      for (i64 l = 1; l < n; ++l) CHECK(s[static_cast<std::size_t>(l)] == (releases ? 100 + l : 0));
+    }
 }
 
 /// Work-item 0 stores to global and local memory, then all pass ki::barrier(flags); work-item 1
@@ -226,6 +311,67 @@ TEST_CASE("weak memory: a sub_group_barrier publishes, a shuffle does not", "[we
     ki::launch(b, {.numgroups = 1, .workgroupsize = 32}, sub_group_publish{barrier}, seen, data);
     CHECK(run_and_read(b, seen)[0] == (barrier ? 3 : 0));
   }
+}
+
+/// A race-free kernel whose work-items reach their own elements also through memcpy of a
+/// run-time size, which GCC leaves to the C library (not instrumented): after a shuffle (another
+/// work-item ran meanwhile) each must still see its own stores, and its memcpy store must be the
+/// one that stays.
+struct own_stores_through_memcpy {
+  void operator()(ki::span<i64> seen, ki::span<i64> data, i64 bytes) const {
+    const i64 l = ki::get_local_id().x;
+    data[l] = 100 + l;
+    (void)ki::shfl(l, 0);
+    i64 v = -1;
+    std::memcpy(&v, &data[l], static_cast<std::size_t>(bytes));  // read back, unseen by the hooks
+    seen[2 * l] = v;
+    const i64 w = 200 + l;
+    (void)ki::shfl(l, 1);
+    std::memcpy(&data[l], &w, static_cast<std::size_t>(bytes));  // a store unseen by the hooks
+    (void)ki::shfl(l, 2);
+    seen[2 * l + 1] = data[l];
+  }
+};
+
+TEST_CASE("weak memory: a work-item's accesses the hooks do not see (memcpy) still use its own view", "[weak_memory]") {
+  for (const memory_model m : {memory_model::weak, memory_model::sequential}) {
+    INFO((m == memory_model::weak ? "weak" : "sequential"));
+    const auto b = make(m);
+    const i64 n = 8;
+    auto seen = ki::zeros<i64>(b, 2 * n);
+    auto data = ki::zeros<i64>(b, n);
+    ki::launch(b, {.numgroups = 1, .workgroupsize = n}, own_stores_through_memcpy{}, seen, data, i64{8});
+    const auto s = run_and_read(b, seen);
+    const auto d = ki::to_host(b, data);
+    for (i64 l = 0; l < n; ++l) {
+      CHECK(s[static_cast<std::size_t>(2 * l)] == 100 + l);
+      CHECK(s[static_cast<std::size_t>(2 * l + 1)] == 200 + l);
+      CHECK(d[static_cast<std::size_t>(l)] == 200 + l);
+    }
+  }
+}
+
+/// Work-item 0 stores, then work-item 1 throws: the launch fails, and the buffered store still
+/// reaches memory (nothing is left half applied), and the backend runs the next launch.
+struct store_then_throw {
+  void operator()(ki::span<i64> out) const {
+    const i64 l = ki::get_local_id().x;
+    out[l] = 30 + l;
+    (void)ki::shfl(l, 0);
+    if (l == 1) throw std::runtime_error("boom");
+  }
+};
+
+TEST_CASE("weak memory: after a failed launch the stores are in memory and the backend runs on", "[weak_memory]") {
+  const auto b = make(memory_model::weak);
+  const i64 n = 4;
+  auto out = ki::zeros<i64>(b, n);
+  ki::launch(b, {.numgroups = 2, .workgroupsize = n}, store_then_throw{}, out);
+  CHECK_THROWS_AS(ki::synchronize(b), ki::kernel_error);
+  const auto o = ki::to_host(b, out);
+  for (i64 l = 0; l < n; ++l) CHECK(o[static_cast<std::size_t>(l)] == 30 + l);  // group 0's stores
+  CHECK(message_in_group_seen(b, publish::release_flag, 8) == expected_seen(8, false));
+  CHECK(message_in_group_seen(b, publish::relaxed_flag, 8) == expected_seen(8, true));
 }
 
 /// Two racing writers of one element, unpublished: the last store of each stays in its buffer;

@@ -105,7 +105,11 @@ class group_runner_base {
   void enter(int k) {
     status_[static_cast<std::size_t>(k)] = item_status::running;
     cpu::current = &items_[static_cast<std::size_t>(k)];
+    self().entered(k);
   }
+  /// Derived may say what else follows a work-item's resumption (the oracle's weak memory);
+  /// by default nothing.
+  void entered(int) {}
 
   /// The next context to run when the current one stops: a released item, else the driver.
   int next_to_resume() {

@@ -50,10 +50,12 @@ class recorder {
   virtual void atomic(const void* p) = 0;
   /// An atomic operation on p, or a fence (p null), by code of the kernels' translation unit
   /// (the hooks), before it happens: `order` is its memory order as an __ATOMIC_* value (a
-  /// compare-exchange: its success order). Weak memory publishes at a release (store_buffer.hpp).
-  virtual void ordering(const void* p, int order) {
+  /// compare-exchange: its success order), `writes` whether it may store (a load: false; a
+  /// fence: true). Weak memory publishes at a release (store_buffer.hpp).
+  virtual void ordering(const void* p, int order, bool writes) {
     (void)p;
     (void)order;
+    (void)writes;
   }
   /// The running work-item is about to wait at a barrier that orders only the memory in
   /// `orders` (bit 0: local, bit 1: global; ki::barrier_flags).
