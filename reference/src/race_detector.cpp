@@ -135,9 +135,11 @@ void race_detector::ordering(const void* p, int order, bool writes) {
   weak_->run(it->local_linear);  // (an atomic reads and writes the memory as this item sees it)
   const int o = order & 0xFFFF;  // (GCC may add hardware lock elision bits)
   // A release: a store, read-modify-write or fence with release semantics (a load has none,
-  // seq_cst or not).
+  // seq_cst or not). An acquire: a load, read-modify-write or fence with acquire semantics.
   if (writes && (o == __ATOMIC_RELEASE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST))
     weak_->release(it->local_linear);
+  if (o == __ATOMIC_ACQUIRE || o == __ATOMIC_CONSUME || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST)
+    weak_->acquire(it->local_linear);
 }
 
 void race_detector::record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,

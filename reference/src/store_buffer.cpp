@@ -1,94 +1,211 @@
-// The oracle's weak memory: store buffers per work-item (store_buffer.hpp says the model).
+// The oracle's weak memory (store_buffer.hpp says the model and how).
 #include "store_buffer.hpp"
 
+#include <algorithm>
 #include <new>
 
 namespace ki::reference::detail {
 
+namespace {
+/// Runs f; running out of memory sets `failed` instead (the hooks' callers cannot take an
+/// exception; the group then ends with a resource error).
+template <class F>
+void guarded(bool& failed, F&& f) {
+  try {
+    f();
+  } catch (const std::bad_alloc&) {
+    failed = true;
+  }
+}
+}  // namespace
+
 void store_buffer::start_group(std::int64_t items) {
-  if (items_.size() != static_cast<std::size_t>(items)) items_.resize(static_cast<std::size_t>(items));
-  for (auto& b : items_) b.clear();
+  items_.assign(static_cast<std::size_t>(items), item_record{});
   owner_ = -1;
+  pending_ = 0;
+  now_ = 0;
+  hist_.clear();
+  log_.clear();
+  adjusted_.clear();
   out_of_memory_ = false;
 }
 
-void store_buffer::store(std::int64_t item, unsigned char* p, std::size_t n, bool local) {
-  item_buffer& b = items_[static_cast<std::size_t>(item)];
-  try {
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto [it, added] = b.at.try_emplace(p + k, static_cast<std::uint32_t>(b.entries.size()));
-      if (!added) continue;  // buffered already: its `under` is still the published byte
-      try {
-        b.entries.push_back({p + k, 0, p[k], local});
-      } catch (...) {
-        b.at.erase(it);
-        throw;
-      }
+void store_buffer::settle(std::int64_t item) {
+  guarded(out_of_memory_, [&] {
+    if (item != owner_) {
+      stash();
+      apply(item);  // (takes a pending acquire)
+    } else if (items_[static_cast<std::size_t>(item)].acquire_pending) {
+      acquire(item);
     }
-  } catch (const std::bad_alloc&) {  // (the hooks cannot throw: reported when the group ends)
-    out_of_memory_ = true;
-  }
+  });
 }
 
-void store_buffer::switch_to(std::int64_t item) {
-  stash();
-  owner_ = item;
-  for (entry& e : items_[static_cast<std::size_t>(item)].entries) {
-    e.under = *e.p;
-    *e.p = e.value;
+unsigned char store_buffer::published(unsigned char* p) const {
+  if (const auto h = hist_.find(p); h != hist_.end()) return h->second.later.back().value;
+  if (owner_ >= 0) {  // the owner's buffered store hides it: the byte under the entry
+    const item_record& o = items_[static_cast<std::size_t>(owner_)];
+    if (const auto f = o.at.find(p); f != o.at.end()) return o.entries[f->second].under;
   }
+  return *p;
+}
+
+unsigned char store_buffer::view(const item_record& r, unsigned char* p, const history& h) const {
+  std::uint64_t upto = r.seen[h.local ? 0 : 1];
+  if (const auto f = r.own.find(p); f != r.own.end()) upto = std::max(upto, f->second);
+  unsigned char v = h.before;
+  for (const version& x : h.later) {
+    if (x.time > upto) break;
+    v = x.value;
+  }
+  return v;
 }
 
 void store_buffer::stash() {
   if (owner_ < 0) return;
   for (entry& e : items_[static_cast<std::size_t>(owner_)].entries) {
     e.value = *e.p;
-    *e.p = e.under;
+    const auto h = hist_.find(e.p);
+    *e.p = h != hist_.end() ? h->second.later.back().value : e.under;
   }
+  for (unsigned char* p : adjusted_) *p = hist_.find(p)->second.later.back().value;
+  adjusted_.clear();
   owner_ = -1;
 }
 
-void store_buffer::set_published(unsigned char* p, unsigned char v) {
-  if (owner_ >= 0) {
-    item_buffer& o = items_[static_cast<std::size_t>(owner_)];
-    if (const auto f = o.at.find(p); f != o.at.end()) {
-      o.entries[f->second].under = v;  // the owner still sees its own store
-      return;
+void store_buffer::apply(std::int64_t item) {
+  item_record& r = items_[static_cast<std::size_t>(item)];
+  if (r.acquire_pending) {
+    r.acquire_pending = false;
+    --pending_;
+    r.seen[0] = r.seen[1] = now_;
+  }
+  // Bytes published after what it has acquired: the version it may still see.
+  const std::uint64_t from = std::min(r.seen[0], r.seen[1]);
+  auto k =
+      std::upper_bound(log_.begin(), log_.end(), from,
+                       [](std::uint64_t t, const std::pair<std::uint64_t, unsigned char*>& e) { return t < e.first; });
+  for (; k != log_.end(); ++k) {
+    unsigned char* p = k->second;
+    const history& h = hist_.find(p)->second;
+    const unsigned char v = view(r, p, h);
+    if (v != *p) {  // (the memory holds P)
+      *p = v;
+      adjusted_.push_back(p);
     }
   }
-  *p = v;
+  for (entry& e : r.entries) {
+    e.under = *e.p;  // (P for a byte without history; one with history gets P from there)
+    *e.p = e.value;
+  }
+  owner_ = item;
+}
+
+void store_buffer::store(std::int64_t item, unsigned char* p, std::size_t n, bool local) {
+  item_record& r = items_[static_cast<std::size_t>(item)];
+  guarded(out_of_memory_, [&] {
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto [it, added] = r.at.try_emplace(p + k, static_cast<std::uint32_t>(r.entries.size()));
+      if (!added) continue;  // buffered already
+      try {
+        r.entries.push_back({p + k, 0, p[k], local});
+      } catch (...) {
+        r.at.erase(it);
+        throw;
+      }
+    }
+  });
+}
+
+void store_buffer::set_published(unsigned char* p, unsigned char v, bool local, std::int64_t publisher) {
+  auto h = hist_.find(p);
+  if (h == hist_.end()) h = hist_.emplace(p, history{published(p), local, {}}).first;
+  h->second.later.push_back({now_, v});
+  log_.emplace_back(now_, p);
+  if (owner_ < 0) {
+    *p = v;
+    return;
+  }
+  if (publisher == owner_) return;                                        // the memory holds its value already
+  if (items_[static_cast<std::size_t>(owner_)].at.count(p) != 0) return;  // it sees its own store
+  adjusted_.push_back(p);  // published after the owner's last acquire: it still sees the old byte
 }
 
 void store_buffer::publish(std::int64_t item, bool local, bool global) {
-  item_buffer& b = items_[static_cast<std::size_t>(item)];
-  if (b.entries.empty()) return;
-  const bool mine = item == owner_;  // the memory holds its values already
+  item_record& r = items_[static_cast<std::size_t>(item)];
+  if (r.entries.empty()) return;
+  const bool mine = item == owner_;  // the memory holds its values
   std::size_t kept = 0;
-  for (const entry& e : b.entries) {
-    if (e.local ? local : global) {
-      if (!mine) set_published(e.p, e.value);
-    } else {
-      b.entries[kept++] = e;
+  for (std::size_t k = 0; k < r.entries.size(); ++k) {
+    const entry e = r.entries[k];
+    if (!(e.local ? local : global)) {
+      r.entries[kept++] = e;
+      continue;
     }
+    set_published(e.p, mine ? *e.p : e.value, e.local, item);
+    r.own[e.p] = now_;  // it sees at least this version of the byte from now on
   }
-  b.entries.resize(kept);
-  b.at.clear();
-  for (std::size_t k = 0; k < kept; ++k) b.at.emplace(b.entries[k].p, static_cast<std::uint32_t>(k));
+  r.entries.resize(kept);
+  r.at.clear();
+  for (std::size_t k = 0; k < kept; ++k) r.at.emplace(r.entries[k].p, static_cast<std::uint32_t>(k));
 }
 
-void store_buffer::release(std::int64_t item) { publish(item, true, true); }
+void store_buffer::release(std::int64_t item) {
+  guarded(out_of_memory_, [&] {
+    ++now_;
+    publish(item, true, true);
+  });
+}
+
+void store_buffer::acquire(std::int64_t item) {
+  guarded(out_of_memory_, [&] {
+    item_record& r = items_[static_cast<std::size_t>(item)];
+    if (r.acquire_pending) {
+      r.acquire_pending = false;
+      --pending_;
+    }
+    r.seen[0] = r.seen[1] = now_;
+    if (item == owner_) {  // its view changes now
+      stash();
+      apply(item);
+    }
+  });
+}
 
 void store_buffer::barrier(bool local, bool global) {
-  // The owner last: the others' bytes are published under its entries, then its own over them.
-  for (std::size_t k = 0; k < items_.size(); ++k)
-    if (static_cast<std::int64_t>(k) != owner_) publish(static_cast<std::int64_t>(k), local, global);
-  if (owner_ >= 0) publish(owner_, local, global);
+  guarded(out_of_memory_, [&] {
+    const std::int64_t owner = owner_;
+    stash();
+    ++now_;
+    for (std::size_t k = 0; k < items_.size(); ++k) publish(static_cast<std::int64_t>(k), local, global);
+    for (item_record& r : items_) {
+      if (local) r.seen[0] = now_;
+      if (global) r.seen[1] = now_;
+    }
+    if (local && global && pending_ == 0) forget_history();  // everybody sees everything
+    if (owner >= 0) apply(owner);
+  });
+}
+
+void store_buffer::sub_group_barrier(std::int64_t item) {
+  release(item);
+  item_record& r = items_[static_cast<std::size_t>(item)];
+  if (!r.acquire_pending) {
+    r.acquire_pending = true;
+    ++pending_;
+  }
+}
+
+void store_buffer::forget_history() {
+  hist_.clear();
+  log_.clear();
+  for (item_record& r : items_) r.own.clear();
 }
 
 void store_buffer::end_group(bool publish_all) {
   stash();
-  for (auto& b : items_) {
-    for (const entry& e : b.entries) {
+  for (auto& r : items_) {
+    for (const entry& e : r.entries) {
       if (e.local) continue;  // local memory ends with the group
       if (publish_all) {
         *e.p = e.value;
@@ -96,25 +213,21 @@ void store_buffer::end_group(bool publish_all) {
       }
       try {
         kept_.push_back({e.p, e.value});
-      } catch (const std::bad_alloc&) {  // publish it now rather than lose it
+      } catch (const std::bad_alloc&) {  // published now rather than lost
         *e.p = e.value;
         out_of_memory_ = true;
       }
     }
-    b.clear();
+    r.entries.clear();
+    r.at.clear();
   }
+  forget_history();
 }
 
 void store_buffer::end_launch() {
   for (const kept_store& s : kept_) *s.p = s.value;
   kept_.clear();
   kept_.shrink_to_fit();
-}
-
-std::size_t store_buffer::buffered() const {
-  std::size_t n = kept_.size();
-  for (const auto& b : items_) n += b.entries.size();
-  return n;
 }
 
 }  // namespace ki::reference::detail

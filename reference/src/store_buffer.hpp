@@ -1,98 +1,124 @@
 // Private: the oracle's weak memory (ki::reference::memory_model::weak; docs/debugging.md,
-// "Weak memory"): a store buffer per work-item, so that a plain store becomes visible to the
-// other work-items only where the model promises it, and a kernel that misses a release, a
-// fence or a barrier reads the stale value it may read on a GPU.
+// "Weak memory"): a work-item's plain stores become visible to the others only where the model
+// promises it, so that a kernel that misses a release, an acquire, a fence or a barrier reads
+// the stale value it may read on a GPU, every time.
 //
-// The model. Each work-item's plain stores to checked memory (the group's local memory, global
-// memory) stay in its own buffer until it publishes them:
-//   * at an atomic operation or fence with release semantics (release, acq_rel, seq_cst) by
-//     that work-item: its whole buffer;
-//   * at a barrier, when the work-items are released: every work-item's stores to the memory
-//     the barrier orders (ki::barrier(flags): local, global or both);
-//   * at a sub_group_barrier it passes: its whole buffer;
-//   * at the launch's end: everything still buffered, in the order the groups ended.
-// Until then the other work-items read the value from before the store (the stale value); the
-// work-item itself reads its own stores (program order). Atomic stores and read-modify-writes are
-// visible at once: what an atomic read returns is then the latest value (always legal), and
-// whatever a flag publishes, the plain data around it is what stays behind. Work-groups run one
-// after another on one thread, and a group's unpublished stores stay invisible to the later
-// groups of the launch. Not modelled: the reader's side (a load that lacks acquire still sees
-// everything published), stores through code the compiler did not instrument (memcpy under GCC).
+// The model, for the plain stores and loads of a work-group's work-items on checked memory (the
+// group's local memory, global memory):
+//   * Each work-item's stores stay in its own buffer until it publishes them: at an atomic
+//     operation or fence of its own with release semantics (release, acq_rel, seq_cst; never a
+//     load): its whole buffer; at a barrier: every work-item's stores to the memory the barrier
+//     orders (ki::barrier(flags): local, global or both); at a sub_group_barrier it passes: its
+//     whole buffer; at the launch's end: everything still buffered, in the order the groups
+//     ended (a group's unpublished stores stay invisible to the later groups of the launch).
+//   * A work-item sees what others published only up to its last acquire: an atomic operation
+//     or fence of its own with acquire semantics (acquire, acq_rel, seq_cst), a barrier (for the
+//     memory it orders), a sub_group_barrier, or the start of its group. Until then it reads the
+//     value published before (the stale value), as a GPU's cache may hold it.
+//   * A work-item always sees its own stores, published or not (program order).
+//   * Atomic operations act on the latest value at once, whatever the views: a flag is seen
+//     set while the plain data around it is what stays behind.
+// Work-groups run one after another on one thread. Not modelled: a later group's missing
+// acquire (a group starts seeing everything published before it started), stores and loads
+// the compiler did not instrument (memcpy under GCC: they act on the running work-item's view,
+// unbuffered).
 //
-// How. Memory always holds the published values, except where the running work-item (the owner)
-// has buffered a store: there it holds the owner's value, and the owner's entry keeps the
-// published value (`under`). The buffers change hands lazily: the first access of checked
-// memory by another work-item (every one reaches the hooks) stashes the owner's values into its
-// entries, writes back what lies under them, and applies the new owner's entries over the
-// memory as it is then. So switching costs nothing until somebody looks, and a work-item that
-// never shares memory with another is never disturbed. Granularity: bytes (a buffered store of
-// 4 bytes is 4 entries), which keeps overlapping stores of different sizes exact.
+// How. Memory holds the published values (P), except while a work-item runs (the owner): then
+// it holds that work-item's view: its own buffered stores (its entries keep the published byte
+// under them, `under`), and, for bytes published since its last acquire by others, the value
+// it saw last (`adjusted_`). Each publication of a byte within the group is kept (`hist_`, in
+// time order `log_`) until a barrier lets every work-item see everything. The owner changes at
+// every resumption of a work-item (and, lazily, at the hooks' first access by another one):
+// its view is stashed (P written back) and the next one's applied. Granularity: bytes (a store
+// of 4 bytes is 4 entries), which keeps overlapping stores of different sizes exact.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ki::reference::detail {
 
 class store_buffer {
  public:
-  /// Per group: `items` work-items, nothing buffered, no owner.
+  /// Per group: `items` work-items, nothing buffered, each seeing everything published so far.
   void start_group(std::int64_t items);
-  /// The work-item `item` is about to access checked memory: its view is made the memory's.
+  /// The work-item `item` runs from here (it is about to access memory): memory shows its view.
   void run(std::int64_t item) {
-    if (item != owner_) [[unlikely]]
-      switch_to(item);
+    if (item != owner_ || pending_ != 0) [[unlikely]]
+      settle(item);
   }
-  /// The running work-item `item` is about to store `n` bytes at `p` (its view is current).
+  /// The running work-item `item` is about to store `n` bytes at `p` (memory shows its view).
   void store(std::int64_t item, unsigned char* p, std::size_t n, bool local);
   /// The running work-item publishes its buffer (a release).
   void release(std::int64_t item);
+  /// The running work-item sees everything published so far (an acquire).
+  void acquire(std::int64_t item);
   /// A barrier released the work-items: every buffered store to the memory it orders is
-  /// published (`local`, `global`: what it orders).
+  /// published, and every work-item sees that memory as published (`local`, `global`: what it
+  /// orders).
   void barrier(bool local, bool global);
-  /// Work-item `item` passed a sub_group_barrier: its buffer is published.
-  void sub_group_barrier(std::int64_t item) { publish(item, true, true); }
+  /// Work-item `item` passed a sub_group_barrier: its buffer is published, and it acquires when
+  /// it runs on (after the others of the barrier published theirs).
+  void sub_group_barrier(std::int64_t item);
   /// The group ended: stores to local memory are dropped (it dies with the group), those to
   /// global memory stay buffered until the launch ends; a failed group (`publish_all`) publishes
   /// them at once.
   void end_group(bool publish_all);
   /// The launch ended: every store still buffered is published.
   void end_launch();
-  /// Recording a store ran out of memory (the hooks cannot throw): reported when the group ends.
+  /// Recording ran out of memory (the hooks cannot throw): reported when the group ends.
   bool out_of_memory() const { return out_of_memory_; }
-  /// Bytes buffered now (all work-items of the group, and the launch's earlier groups).
-  std::size_t buffered() const;
 
  private:
   struct entry {
     unsigned char* p;
     unsigned char value;  ///< the work-item's byte (while it is not the owner)
-    unsigned char under;  ///< the published byte (while it is the owner)
+    unsigned char under;  ///< the published byte, while it is the owner (bytes without history)
     bool local;
   };
-  struct item_buffer {
+  struct item_record {
     std::vector<entry> entries;
-    std::unordered_map<unsigned char*, std::uint32_t> at;  ///< byte -> its entry
-    void clear() {
-      entries.clear();
-      at.clear();
-    }
+    std::unordered_map<unsigned char*, std::uint32_t> at;   ///< byte -> its entry
+    std::uint64_t seen[2] = {0, 0};                         ///< acquired up to this time: local, global
+    std::unordered_map<unsigned char*, std::uint64_t> own;  ///< bytes it published, and when
+    bool acquire_pending = false;                           ///< a sub_group_barrier's acquire
+  };
+  struct version {
+    std::uint64_t time;
+    unsigned char value;
+  };
+  /// A byte published in this group since the last barrier that let everybody see everything.
+  struct history {
+    unsigned char before;        ///< the published byte before the first of these versions
+    bool local;                  ///< in local memory
+    std::vector<version> later;  ///< in time order; never empty
   };
   struct kept_store {
     unsigned char* p;
     unsigned char value;
   };
-  void switch_to(std::int64_t item);
-  void stash();  // the owner's values into its entries, the published ones back; no owner
-  /// Publishes item's entries for the memory selected (local and / or global).
-  void publish(std::int64_t item, bool local, bool global);
-  /// Makes `v` the published byte at p.
-  void set_published(unsigned char* p, unsigned char v);
 
-  std::vector<item_buffer> items_;
-  std::int64_t owner_ = -1;       ///< whose entries the memory holds; -1: nobody's
-  std::vector<kept_store> kept_;  ///< finished groups' unpublished global stores, in order
+  void settle(std::int64_t item);
+  void stash();                   // the owner's view off memory (P back); no owner
+  void apply(std::int64_t item);  // item's view onto memory; item the owner
+  unsigned char view(const item_record& r, unsigned char* p, const history& h) const;
+  unsigned char published(unsigned char* p) const;  // P of a byte, whoever owns the memory
+  /// Publishes item's entries for the memory selected, as versions of time now_.
+  void publish(std::int64_t item, bool local, bool global);
+  /// A new version v of byte p, of time now_, by `publisher`.
+  void set_published(unsigned char* p, unsigned char v, bool local, std::int64_t publisher);
+  void forget_history();  // everybody sees everything: no owner, P in memory
+
+  std::vector<item_record> items_;
+  std::int64_t owner_ = -1;   ///< whose view the memory shows; -1: nobody's (P)
+  std::int64_t pending_ = 0;  ///< work-items with acquire_pending
+  std::uint64_t now_ = 0;     ///< the publication clock (per group)
+  std::unordered_map<unsigned char*, history> hist_;
+  std::vector<std::pair<std::uint64_t, unsigned char*>> log_;  ///< (time, byte) of every version, in order
+  std::vector<unsigned char*> adjusted_;                       ///< bytes showing the owner's older view
+  std::vector<kept_store> kept_;                               ///< finished groups' unpublished global stores, in order
   bool out_of_memory_ = false;
 };
 

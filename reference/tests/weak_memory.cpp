@@ -1,6 +1,7 @@
 // Weak memory (ki::reference::memory_model::weak, issue 20 item 8): a work-item's plain stores
 // reach the other work-items only at its release, a barrier ordering that memory, a
-// sub_group_barrier it passes, or the launch's end. Each kernel records what its readers saw;
+// sub_group_barrier it passes, or the launch's end, and a work-item sees what others published
+// only from its next acquire on (reference/src/store_buffer.hpp). Each kernel records what its readers saw;
 // the expected values follow from that rule (and, under memory_model::sequential, from program
 // order), computed here independently of the oracle. Forward order (seed 0) unless a test says
 // otherwise: work-item 0 runs first, up to its end or its first sync point.
@@ -36,10 +37,15 @@ std::vector<T> run_and_read(const ki::reference::backend& b, const ki::array<T, 
 
 enum class publish { relaxed_flag, release_flag, release_fence, seq_cst_rmw };
 
+/// How the readers wait for the flag.
+enum class wait { acquire_load, relaxed_load, relaxed_load_then_fence };
+
 /// Message passing inside a group: work-item 0 writes data (plain stores) and then sets a flag;
-/// the others wait for the flag (acquire) and read their element of data into seen.
+/// the others wait for the flag (acquire, unless `how_wait` says otherwise) and read their
+/// element of data into seen.
 struct message_in_group {
   publish how;
+  wait how_wait = wait::acquire_load;
   void operator()(ki::span<i64> seen, ki::span<i64> data, ki::span<int> flag) const {
     const i64 l = ki::get_local_id().x, n = ki::get_local_size().x;
     if (l == 0) {
@@ -55,18 +61,25 @@ struct message_in_group {
       }
       seen[0] = -1;
     } else {
-      while (ki::atomic_load(&flag[0], ki::memory_order::acquire) == 0) {
+      if (how_wait == wait::acquire_load) {
+        while (ki::atomic_load(&flag[0], ki::memory_order::acquire) == 0) {
+        }
+      } else {
+        while (ki::atomic_load(&flag[0]) == 0) {  // (relaxed)
+        }
+        if (how_wait == wait::relaxed_load_then_fence) ki::atomic_thread_fence(ki::memory_order::acquire);
       }
       seen[l] = data[l];
     }
   }
 };
 
-std::vector<i64> message_in_group_seen(const ki::reference::backend& b, publish how, i64 n) {
+std::vector<i64> message_in_group_seen(const ki::reference::backend& b, publish how, i64 n,
+                                       wait how_wait = wait::acquire_load) {
   auto seen = ki::zeros<i64>(b, n);
   auto data = ki::zeros<i64>(b, n);
   auto flag = ki::zeros<int>(b, 1);
-  ki::launch(b, {.numgroups = 1, .workgroupsize = n}, message_in_group{how}, seen, data, flag);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = n}, message_in_group{how, how_wait}, seen, data, flag);
   const auto d = run_and_read(b, data);
   for (i64 k = 0; k < n; ++k) REQUIRE(d[static_cast<std::size_t>(k)] == 100 + k);  // the launch's end publishes
   return ki::to_host(b, seen);
@@ -104,6 +117,20 @@ TEST_CASE("weak memory: a release store, a release fence or a seq_cst read-modif
     INFO("publish " << static_cast<int>(how));
     CHECK(message_in_group_seen(make(memory_model::weak), how, n) == expected_seen(n, false));
     CHECK(message_in_group_seen(make(memory_model::weak, 7, true), how, n) == expected_seen(n, false));
+  }
+}
+
+TEST_CASE("weak memory: a reader without acquire sees the data from before the release; an acquire fence mends it",
+          "[weak_memory]") {
+  const i64 n = 8;
+  for (const std::uint64_t seed : {0, 1, 5}) {
+    INFO("seed " << seed);
+    const auto b = make(memory_model::weak, seed, true);
+    CHECK(message_in_group_seen(b, publish::release_flag, n, wait::relaxed_load) == expected_seen(n, true));
+    CHECK(message_in_group_seen(b, publish::release_flag, n, wait::relaxed_load_then_fence) == expected_seen(n, false));
+    CHECK(message_in_group_seen(b, publish::release_flag, n, wait::acquire_load) == expected_seen(n, false));
+    // Neither side: stale either way.
+    CHECK(message_in_group_seen(b, publish::relaxed_flag, n, wait::relaxed_load_then_fence) == expected_seen(n, true));
   }
 }
 
