@@ -8,6 +8,7 @@
 // a GPU kernel cannot throw, and a trap would end the GPU context.
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -657,6 +658,80 @@ TEMPLATE_LIST_TEST_CASE("ka: foreach_index(backend, space, f) gives the space's 
   ki::synchronize(b);
   CHECK(ki_test::read(b, hits) == std::vector<i64>(10, 1));
 }
+
+TEMPLATE_LIST_TEST_CASE("ka: foreach_index(b, space, f, ki::ka::unchecked) runs what the checked form runs", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  // 1000: three whole groups of 256 and a partial one.
+  auto x = iota_double(b, 1000, 0.0);
+  auto y = ki::zeros<double>(b, 1000);
+  ki::ka::foreach_index(b, 1000, scale_body{ki::argconvert(b, y), ki::argconvert(b, x)}, ki::ka::unchecked);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, y), [](i64 i) { return 2.0 * static_cast<double>(i) + 1; }, "y");
+  auto hits = ki::zeros<i64>(b, 10);
+  ki::ka::foreach_index(b, ki::range{-3, 7}, count_body{ki::argconvert(b, hits), -3}, ki::ka::unchecked);
+  ki::synchronize(b);
+  CHECK(ki_test::read(b, hits) == std::vector<i64>(10, 1));
+  const i64 nx = 7, ny = 5;
+  auto a = iota_double(b, nx * ny);
+  auto out = ki::zeros<double>(b, nx * ny);
+  ki::ka::foreach_index(b, ki::ka::ndrange{ki::range{1, nx - 1}, ki::range{1, ny - 1}},
+                        smooth_body{ki::argconvert(b, out), ki::argconvert(b, a), nx}, ki::ka::unchecked);
+  ki::synchronize(b);
+  const auto got = ki_test::read(b, out);
+  i64 bad = 0;
+  for (i64 j = 0; j < ny; ++j)
+    for (i64 i = 0; i < nx; ++i) {
+      const bool interior = i > 0 && i < nx - 1 && j > 0 && j < ny - 1;
+      // iota from 1: the mean of the four neighbours of element k is k + 1.
+      bad += got[static_cast<std::size_t>(i + nx * j)] != (interior ? static_cast<double>(i + nx * j + 1) : 0.0);
+    }
+  CHECK(bad == 0);
+}
+
+#if KI_KA_TEST_CPU
+namespace ki_spec_ka {
+struct throws_at {
+  ki::span<double> y;
+  i64 bad;
+  void operator()(i64 i) const {
+    if (i == bad) throw std::runtime_error("boom");
+    y[i] = 1;
+  }
+};
+struct one_past {
+  static constexpr unsigned line = __LINE__ + 2;
+  ki::span<double> y;
+  void operator()(i64 i) const { y[i + 1] = 1; }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: an unchecked phase that throws leaves the checks of later ones on", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto y = ki::zeros<double>(b, 1000);
+  ki::ka::foreach_index(b, 1000, throws_at{ki::argconvert(b, y), 700}, ki::ka::unchecked);
+  CHECK_THAT(ki_test::thrown_message<ki::kernel_error>([&] { ki::synchronize(b); }),
+             ki_test::ContainsSubstring("threw boom"));
+  ki::ka::foreach_index(b, 1000, one_past{ki::argconvert(b, y)});
+  CHECK_THAT(
+      ki_test::thrown_message<ki::kernel_error>([&] { ki::synchronize(b); }),
+      ki_test::ContainsSubstring("index 1000 is out of bounds at 15_ka_kernels.cpp:" + std::to_string(one_past::line)));
+}
+#endif
+
+#if KI_TEST_BACKEND_REFERENCE
+TEST_CASE("ka: the reference backend keeps the checks of an unchecked phase", "[ka]") {
+  ki::reference::backend b{};
+  auto y = ki::zeros<double>(b, 1000);
+  ki::ka::foreach_index(b, 1000, one_past{ki::argconvert(b, y)}, ki::ka::unchecked);
+  CHECK_THAT(ki_test::thrown_message<ki::kernel_error>([&] { ki::synchronize(b); }),
+             ki_test::ContainsSubstring("index 1000 is out of bounds at 15_ka_kernels.cpp:" +
+                                        std::to_string(one_past::line)) &&
+                 ki_test::ContainsSubstring("work-item (231, 0, 0)"));
+}
+#endif
 
 namespace ki_spec_ka {
 // A phase over the first `count` work-items: each records that it ran.

@@ -22,7 +22,8 @@
 //
 //   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase over the first `step`
 //               work-items per halving, no fibers
-//   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats)
+//   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats); ka_vadd_unchecked: the
+//               same with ki::ka::unchecked (no ki::span bounds checks on simd_cpu)
 //   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge);
 //               the KA histograms count with local.atomic_fetch_add (ki/ka/local_array.hpp)
 //   ka_histogram_strided  PoCL's W4 local-bin histogram (../shared/bench/pocl): 2^24 ints, 1024
@@ -238,7 +239,8 @@ struct ka_vadd_body {
   void operator()(i64 i) const { c[i] = a[i] + b[i]; }
 };
 
-template <class B>
+/// Unchecked: foreach_index(..., ki::ka::unchecked), the span checks off (a vectorised loop).
+template <class B, bool Unchecked = false>
 void BM_ka_vadd(benchmark::State& state) {
   auto& d = floats<B>(state.range(0));
   const B b = make_backend<B>(state.range(1));
@@ -248,7 +250,8 @@ void BM_ka_vadd(benchmark::State& state) {
   // the arrays' own backend value (threads = 0: all cores), which made the one-thread row measure
   // all cores by the main thread's CPU time.
   const auto launch = [&] {
-    ki::ka::foreach_index(b, ki::range{0, d.n}, body);
+    if constexpr (Unchecked) ki::ka::foreach_index(b, ki::range{0, d.n}, body, ki::ka::unchecked);
+    else ki::ka::foreach_index(b, ki::range{0, d.n}, body);
     ki::synchronize(b);
   };
   const auto check = [&] { return vadd_wrong(d); };
@@ -820,6 +823,7 @@ const bool registered = [] {
   both("BM_plain_vadd_scalar", BM_plain_vadd_scalar, {{i64{1} << 24}});
   both("BM_plain_vadd_checked", BM_plain_vadd_checked, {{i64{1} << 24}});
   both("BM_ka_vadd", BM_ka_vadd<simd_backend>, {{i64{1} << 24}});
+  both("BM_ka_vadd_unchecked", BM_ka_vadd<simd_backend, true>, {{i64{1} << 24}});
   both("BM_simd_tree_reduce", BM_ki_tree_reduce<simd_backend>);
   both("BM_plain_tree_reduce", BM_plain_tree_reduce);
   both("BM_reference_tree_reduce", BM_ki_tree_reduce<ref_backend>);
@@ -910,6 +914,8 @@ class summary_reporter : public summary_reporter_base {
         if (kas && kis) print("  %-34s simd_cpu  KA / KI %7.2fx\n", "", *kas / *kis);
       }
       row("KA vadd 2^24 (foreach_index)", suffix, "BM_ka_vadd/16777216", "BM_plain_vadd/16777216", "",
+          "bytes_per_second", 1e-9, "GB/s");
+      row("  the same, ki::ka::unchecked", suffix, "BM_ka_vadd_unchecked/16777216", "BM_plain_vadd/16777216", "",
           "bytes_per_second", 1e-9, "GB/s");
       row("sub-group reduce + atomic 2^22", suffix, "BM_simd_sg_reduce", "BM_plain_sg_reduce", "BM_reference_sg_reduce",
           "items_per_second", 1e-6, "Mitems/s");

@@ -370,6 +370,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     ka_running = false;
     private_begin = private_end = 0;
     ki::detail::checked::active = nullptr;
+    ki::detail::span_checks_off = false;  // (a fault in an unchecked phase, g.items(ki::ka::unchecked, f))
     const auto& own = group_->state();
     const auto& st = own.view != nullptr ? *own.view : own;  // a statically sized kernel's copy
     const std::string what = rep.fault_message(f, fibers_->stack_size());
@@ -407,6 +408,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   }
   static xyz<i64> id_of(const ki::ka::detail::cpu_launch_desc& d, i64 linear) {
     const auto& n = d.groups;
+    if (n.y == 1 && n.z == 1) return {linear, 0, 0};  // (1-D: no division per group)
     return {linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
   }
 

@@ -3,8 +3,9 @@
 // Trivially copyable, so it can be a kernel argument on every backend. Elements are stored
 // with x fastest: (i, j, k) is element i + nx * (j + ny * k). On CPU backends every access is
 // bounds-checked and throws ki::out_of_bounds naming the index, the access's source line and
-// the span's element type and size; the executor adds the work-item's coordinates. GPU passes
-// do not check.
+// the span's element type and size; the executor adds the work-item's coordinates (except in a
+// KA phase that asks for no checks, g.items(ki::ka::unchecked, f), on simd_cpu). GPU passes do
+// not check.
 #pragma once
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <cstdint>
@@ -53,6 +54,13 @@ inline std::string location_string(const source_location& w) {
                       std::string("a ki::span<") + type + "> of extents (" + std::to_string(n.x) + ", " +
                           std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
 }
+/// Set on a thread while simd_cpu runs a phase written g.items(ki::ka::unchecked, f) (what
+/// ki::ka::foreach_index(..., ki::ka::unchecked) runs): a ki::span access then does not check its
+/// index. Read only where the index is out of bounds, so a checked access costs what it did; in
+/// an unchecked phase the compiler knows it is set (the phase sets it just before its loop, and
+/// the loop's float or int stores cannot change a bool), drops the checks and can vectorise the
+/// loop. The oracle never sets it.
+inline thread_local bool span_checks_off = false;
 #endif
 /// 0 <= i < n (n >= 0) in one unsigned comparison: a negative i becomes a huge one.
 KI_DEVICE constexpr bool in_bounds(std::int64_t i, std::int64_t n) {
@@ -92,7 +100,7 @@ class span {
   /// Linear index (0-based).
   KI_DEVICE KI_ALWAYS_INLINE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
-    if (!detail::in_bounds(k, size())) [[unlikely]]
+    if (!detail::in_bounds(k, size()) && !detail::span_checks_off) [[unlikely]]
       detail::span_out_of_bounds(k, size(), detail::type_name<T>(), i.file, i.line, i.column);
 #if KI_CHECKED_ACCESS
     detail::checked::note(data_, size(), sizeof(T), k, i.where());
@@ -104,8 +112,8 @@ class span {
   template <class J, class K = int>
   KI_DEVICE KI_ALWAYS_INLINE T& operator()(detail::checked::located_index i, J j, K k = 0) const {
     const xyz<std::int64_t> c{i.value, detail::to_index(j), detail::to_index(k)};
-    if (!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z))
-        [[unlikely]]
+    if ((!detail::in_bounds(c.x, ext_.x) || !detail::in_bounds(c.y, ext_.y) || !detail::in_bounds(c.z, ext_.z)) &&
+        !detail::span_checks_off) [[unlikely]]
       detail::span_out_of_bounds(c, ext_, detail::type_name<T>(), i.file, i.line, i.column);
     const std::int64_t lin = c.x + ext_.x * (c.y + ext_.y * c.z);
 #if KI_CHECKED_ACCESS

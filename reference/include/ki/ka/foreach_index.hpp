@@ -26,30 +26,47 @@ namespace ki::ka {
 
 namespace detail {
 /// The kernel of foreach_index: the body once per index of the space.
-template <class F, bool Cartesian>
+template <class F, bool Cartesian, bool Unchecked = false>
 struct foreach_kernel {
   F f;
   template <class G>
   KI_DEVICE void operator()(G& g) const {
-    g.items([&](auto i) {
+    const auto body = [&](auto i) {
       if constexpr (Cartesian) f(i.global());
       else f(i.global().x);
-    });
+    };
+    if constexpr (Unchecked) g.items(unchecked, body);
+    else g.items(body);
   }
   /// Where the body converts with an argconvert of its own, so does the kernel (its device form
   /// runs the body's device form).
   template <class B>
   requires ki::detail::custom_argconvert<B, F&>
   auto argconvert(const B& b) & {
-    return foreach_kernel<std::remove_cvref_t<decltype(ki::argconvert(b, f))>, Cartesian>{ki::argconvert(b, f)};
+    return foreach_kernel<std::remove_cvref_t<decltype(ki::argconvert(b, f))>, Cartesian, Unchecked>{
+        ki::argconvert(b, f)};
   }
 };
+}  // namespace detail
+
+namespace detail {
+template <bool Unchecked, class B, class F>
+void foreach_range(const B& b, ki::range space, F f) {
+  kernel(b, foreach_kernel<F, false, Unchecked>{std::move(f)}, groupsize<256>)({.ndrange = space});
+}
+template <bool Unchecked, class B, class F>
+void foreach_space(const B& b, const ndrange& space, F f) {
+  foreach_kernel<F, true, Unchecked> k{std::move(f)};
+  if (space.rank() <= 1) kernel(b, std::move(k), groupsize<256>)({.ndrange = space});
+  else if (space.rank() == 2) kernel(b, std::move(k), groupsize<16, 16>)({.ndrange = space});
+  else kernel(b, std::move(k), groupsize<8, 8, 4>)({.ndrange = space});
+}
 }  // namespace detail
 
 /// f(i) for every index i of a 1-D index space (an extent n: 0 .. n-1, or a ki::range).
 template <class B, class F>
 void foreach_index(const B& b, ki::range space, F f) {
-  kernel(b, detail::foreach_kernel<F, false>{std::move(f)}, groupsize<256>)({.ndrange = space});
+  detail::foreach_range<false>(b, space, std::move(f));
 }
 template <class B, class F, class I>
 requires std::is_integral_v<I>
@@ -57,10 +74,24 @@ void foreach_index(const B& b, I n, F f) { foreach_index(b, ki::range{0, static_
 /// f(c) for every index c (a ki::xyz, shifted) of an index space of 1 to 3 dimensions.
 template <class B, class F>
 void foreach_index(const B& b, const ndrange& space, F f) {
-  detail::foreach_kernel<F, true> k{std::move(f)};
-  if (space.rank() <= 1) kernel(b, std::move(k), groupsize<256>)({.ndrange = space});
-  else if (space.rank() == 2) kernel(b, std::move(k), groupsize<16, 16>)({.ndrange = space});
-  else kernel(b, std::move(k), groupsize<8, 8, 4>)({.ndrange = space});
+  detail::foreach_space<false>(b, space, std::move(f));
+}
+
+/// The same loops with no ki::span bounds check in f on simd_cpu (ki::ka::unchecked, an explicit
+/// choice: the loop can then be vectorised; a bad index is not reported there, the access
+/// happens). The reference backend keeps every check: run the kernel there to find one.
+template <class B, class F>
+void foreach_index(const B& b, ki::range space, F f, unchecked_t) {
+  detail::foreach_range<true>(b, space, std::move(f));
+}
+template <class B, class F, class I>
+requires std::is_integral_v<I>
+void foreach_index(const B& b, I n, F f, unchecked_t) {
+  detail::foreach_range<true>(b, ki::range{0, static_cast<std::int64_t>(n)}, std::move(f));
+}
+template <class B, class F>
+void foreach_index(const B& b, const ndrange& space, F f, unchecked_t) {
+  detail::foreach_space<true>(b, space, std::move(f));
 }
 
 /// f(i) for every linear index i of the arrays (all with as many elements, on one backend and

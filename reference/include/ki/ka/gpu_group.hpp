@@ -194,6 +194,11 @@ class gpu_group {
   __device__ void items(F&& f) const {
     if (inside_) f(item_type(*this, l_));
   }
+  /// (A GPU checks no ki::span index: the same as items(f).)
+  template <class F>
+  __device__ void items(unchecked_t, F&& f) const {
+    if (inside_) f(item_type(*this, l_));
+  }
   template <class F>
   __device__ void items(std::int64_t count, F&& f) const {
     if (inside_ && item_type(*this, l_).local_linear() < count) f(item_type(*this, l_));

@@ -214,7 +214,11 @@ class basic_cpu_group {
                   clip(st_.extents.z - st_.base.z, s.z)};
     st_.order = order;
     st_.order_count = order_count;
-    st_.failure = {};
+    // (Field by field: `st_.failure = {}` built the value on the stack and copied it with
+    // overlapping loads, a store-forwarding stall per group: 10% of foreach_index's vector add.)
+    st_.failure.local = {};
+    st_.failure.where = {};
+    st_.failure.happened = false;
     st_.view = nullptr;
     st_.track = track;
     st_.epoch = 0;
@@ -242,46 +246,17 @@ class basic_cpu_group {
   /// in order (or in the oracle's chosen order). An exception thrown by f is the work-item's.
   template <class F>
   KI_ALWAYS_INLINE void items(F&& f, source_location where = source_location::current()) {
-    std::int64_t x = 0, y = 0, z = 0;
-    const phase_mark mark(st_, where);
-    try {
-      if (st_.order == nullptr && st_.track) {  // the oracle, forward: each work-item marked
-        const auto a = st_.active;
-        const auto s = groupsize();
-        for (z = 0; z < a.z; ++z)
-          for (y = 0; y < a.y; ++y)
-            for (x = 0; x < a.x; ++x) {
-              mark_current(st_, x + s.x * (y + s.y * z));
-              f(item_type(*this, x, y, z));
-            }
-      } else if (st_.order == nullptr) [[likely]] {
-        const auto a = st_.active;
-        if constexpr (S::is_static) {
-          if (a == S::value) {  // a whole group: loops of constant length
-            for (z = 0; z < S::value.z; ++z)
-              for (y = 0; y < S::value.y; ++y)
-                for (x = 0; x < S::value.x; ++x) f(item_type(*this, x, y, z));
-            return;
-          }
-        }
-        for (z = 0; z < a.z; ++z)
-          for (y = 0; y < a.y; ++y)
-            for (x = 0; x < a.x; ++x) f(item_type(*this, x, y, z));
-      } else {
-        const auto s = groupsize();
-        const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
-        for (std::int64_t k = 0; k < st_.order_count; ++k) {
-          const std::int64_t l = st_.order[k];
-          if (one_d) x = l;
-          else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
-          mark_current(st_, l);
-          f(item_type(*this, x, y, z));
-        }
-      }
-    } catch (...) {
-      st_.failure = {{x, y, z}, where, true};
-      throw;
-    }
+    phase<false>(f, where);
+  }
+
+  /// The same phase with no ki::span bounds check in its statements on simd_cpu (an explicit
+  /// choice: ki/ka/sizes.hpp, unchecked_t): without a call that may throw in it, the phase's
+  /// loop is one GCC can vectorise (foreach_index's vector add: see docs/performance.md). A bad
+  /// index here is not reported: the access happens. The oracle runs it as items(f), every
+  /// check kept.
+  template <class F>
+  KI_ALWAYS_INLINE void items(unchecked_t, F&& f, source_location where = source_location::current()) {
+    phase<!KI_CHECKED_ACCESS>(f, where);  // (checked-access mode records accesses on the check's path)
   }
 
   /// A phase over the first `count` work-items in local linear order (of those inside the
@@ -465,6 +440,68 @@ class basic_cpu_group {
       st.in_phase = false;
       std::atomic_signal_fence(std::memory_order_seq_cst);
     }
+  };
+  /// items(f): the phase (Unchecked: the ki::span checks off in its plain loops, simd_cpu's).
+  template <bool Unchecked, class F>
+  KI_ALWAYS_INLINE void phase(F& f, const source_location& where) {
+    std::int64_t x = 0, y = 0, z = 0;
+    const phase_mark mark(st_, where);
+    try {
+      if (st_.order == nullptr && st_.track) {  // the oracle, forward: each work-item marked
+        const auto a = st_.active;
+        const auto s = groupsize();
+        for (z = 0; z < a.z; ++z)
+          for (y = 0; y < a.y; ++y)
+            for (x = 0; x < a.x; ++x) {
+              mark_current(st_, x + s.x * (y + s.y * z));
+              f(item_type(*this, x, y, z));
+            }
+      } else if (st_.order == nullptr) [[likely]] {
+        const auto a = st_.active;
+        // (Set after phase_mark's fence, which would make the compiler read it again per access.)
+        const checks_off<Unchecked> off;
+        if constexpr (S::is_static) {
+          if (a == S::value) {  // a whole group: loops of constant length
+            for (z = 0; z < S::value.z; ++z)
+              for (y = 0; y < S::value.y; ++y) {
+#pragma GCC unroll 4
+                for (x = 0; x < S::value.x; ++x) f(item_type(*this, x, y, z));
+              }
+            return;
+          }
+        }
+        for (z = 0; z < a.z; ++z)
+          for (y = 0; y < a.y; ++y)
+            for (x = 0; x < a.x; ++x) f(item_type(*this, x, y, z));
+      } else {
+        const auto s = groupsize();
+        const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
+        for (std::int64_t k = 0; k < st_.order_count; ++k) {
+          const std::int64_t l = st_.order[k];
+          if (one_d) x = l;
+          else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+          mark_current(st_, l);
+          f(item_type(*this, x, y, z));
+        }
+      }
+    } catch (...) {
+      st_.failure = {{x, y, z}, where, true};
+      throw;
+    }
+  }
+
+  /// ki::detail::span_checks_off for an unchecked phase's duration (an exception thrown by the
+  /// phase's statements clears it; a fault: the runner does, ki/cpu/src/ka.cpp).
+  template <bool On>
+  struct checks_off {
+    KI_ALWAYS_INLINE checks_off() {
+      if constexpr (On) ki::detail::span_checks_off = true;
+    }
+    KI_ALWAYS_INLINE ~checks_off() {
+      if constexpr (On) ki::detail::span_checks_off = false;
+    }
+    checks_off(const checks_off&) = delete;
+    checks_off& operator=(const checks_off&) = delete;
   };
   /// The work-item about to run (ordered phases: the oracle's reports of faults name it).
   static void mark_current(detail::group_state& st, std::int64_t l) {

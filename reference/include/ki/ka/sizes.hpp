@@ -48,4 +48,14 @@ struct collective_options {
   bool inclusive = true;
 };
 
+/// g.items(ki::ka::unchecked, f), ki::ka::foreach_index(b, space, f, ki::ka::unchecked): a phase
+/// whose ki::span accesses simd_cpu does not bounds-check, so that the compiler can vectorise its
+/// loop (a check may throw: a loop with one is not vectorised). An explicit choice, never made
+/// for the kernel: the reference backend keeps every check (run the kernel there, or under
+/// ki-check, to find a bad index), and a GPU checks none either way.
+struct unchecked_t {
+  explicit unchecked_t() = default;
+};
+inline constexpr unchecked_t unchecked{};
+
 }  // namespace ki::ka
