@@ -582,8 +582,9 @@ struct spin_lock_kernel {
 //    loads): it must see all of it. mode 1 does the same with relaxed atomics and
 //    atomic_thread_fence(release / acquire).
 //
-//    mode 2 (run only under the reference backend's weak memory, where its outcome is defined):
-//    relaxed atomics and no fence, the bug of a missing release; the data must then be stale.
+//    modes 2 and 3 (run only under the reference backend's weak memory, where their outcome is
+//    defined): relaxed atomics and no fence on the writer's side (2: a missing release), or a
+//    relaxed load and no fence on the reader's (3: a missing acquire); the data must then be stale.
 //
 //    Forward progress: a group only ever waits for an *earlier* group. The spec does not
 //    promise that work-groups run concurrently: the reference backend with `.threads = 1` runs
@@ -604,8 +605,11 @@ struct message_kernel {
   KI_DEVICE void operator()(ki::span<T> data, ki::span<T> flags, ki::span<T> seen, int mode) const {
     const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, g = ki::get_group_id().x;
     if (g > 0) {
-      if (mode != 1) {
+      if (mode == 0 || mode == 2) {
         while (ki::atomic_load(&flags[g - 1], ki::memory_order::acquire) != static_cast<T>(n)) {
+        }
+      } else if (mode == 3) {
+        while (ki::atomic_load(&flags[g - 1]) != static_cast<T>(n)) {  // BUG (mode 3): no acquire
         }
       } else {
         while (ki::atomic_load(&flags[g - 1]) != static_cast<T>(n)) {
@@ -617,7 +621,7 @@ struct message_kernel {
       seen[g * n + l] = s;
     }
     data[g * n + l] = message<T>(g, l);
-    if (mode == 0) {
+    if (mode == 0 || mode == 3) {
       ki::atomic_fetch_add(&flags[g], T(1), ki::memory_order::release);
     } else if (mode == 1) {
       ki::atomic_thread_fence(ki::memory_order::release);
@@ -987,12 +991,13 @@ template <class T, class B>
 void test_message_passing(const B& b0) {
   const bool weak = weak_memory(b0);
   for (const auto& [b, threads] : thread_variants(b0))
-    for (int mode : {0, 1, 2}) {
-      if (mode == 2 && !weak) continue;  // a data race: what it reads is defined only by the weak model
+    for (int mode : {0, 1, 2, 3}) {
+      if (mode >= 2 && !weak) continue;  // a data race: what it reads is defined only by the weak model
       KI_INFO(type_name<T>() << ", " << threads
                              << (mode == 0   ? ", release/acquire atomics"
                                  : mode == 1 ? ", relaxed atomics and fences"
-                                             : ", relaxed atomics without a release (weak memory)"));
+                                 : mode == 2 ? ", no release (weak memory)"
+                                             : ", no acquire (weak memory)"));
       const i64 n = mp_items, N = mp_groups * n;
       for (int rep = 0; rep < 5; ++rep) {
         auto data = ki_test::filled<T>(b, N, T(0));
@@ -1001,13 +1006,14 @@ void test_message_passing(const B& b0) {
         ki::launch(b, {.numgroups = mp_groups, .workgroupsize = n}, message_kernel<T>{}, data, flags, seen, mode);
         ki_test::check_all(
             ki_test::read(b, flags), [&](i64) { return n; }, "flags");
-        if (mode == 2) {
-          // Weak memory: a group's plain stores stay in its work-items' buffers until the
-          // launch's end, so each later group reads the zeros from before them; the end then
-          // publishes them all.
+        if (mode >= 2) {
+          // Weak memory: without the release, a group's plain stores stay in its work-items'
+          // buffers until the launch's end; without the acquire, a later group does not see
+          // them though they are published. Either way each later group reads the zeros from
+          // before them; the launch's end publishes them all.
           ki_test::check_all(
               ki_test::read(b, seen), [&](i64) { return T(0); },
-              "the previous group's data as each work-item saw it: stale (nothing released it)");
+              "the previous group's data as each work-item saw it: stale (no release, or no acquire)");
           ki_test::check_all(
               ki_test::read(b, data), [&](i64 i) { return message<T>(i / n, i % n); },
               "the data after the launch (its end publishes every store)");

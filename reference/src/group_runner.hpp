@@ -639,7 +639,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       watch_.forget();  // a sync point (the spin watch)
       ready_pos_ = 1;
       fast_point_ = no_site;
-      races_.set_interval(round_);        // orders accesses before and after the barrier (checked-access mode)
+      races_.barrier_released(round_);    // orders accesses before and after the barrier (checked-access mode)
       if (sched_.items == order::random)  // exploring: any order is legal after a barrier
         for (std::size_t i = ready_.size(); i > 1; --i) std::swap(ready_[i - 1], ready_[draw(rng_, i)]);
       if (hook_) [[unlikely]] {

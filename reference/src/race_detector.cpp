@@ -121,8 +121,9 @@ void race_detector::plain(const void* addr, std::size_t size, bool write, const 
     return;                // not memory this mode checks (the stack, the kernel object, the executor's state)
   if (weak_ != nullptr) {  // weak memory: the store buffers instead of the race record
     weak_->run(it->local_linear);
-    if (write)
-      weak_->store(it->local_linear, static_cast<unsigned char*>(const_cast<void*>(addr)), size, local != nullptr);
+    auto* bytes = static_cast<unsigned char*>(const_cast<void*>(addr));
+    if (write) weak_->store(it->local_linear, bytes, size, local != nullptr);
+    else weak_->load(it->local_linear, bytes, size);
     return;
   }
   record_plain(it, addr, size, write, pc, local, named, alloc);

@@ -145,10 +145,15 @@ class race_detector final : public ki::detail::checked::recorder {
   /// A barrier narrowed by flags (ki::barrier(flags)) starts a new interval only for the memory
   /// all of its work-items' flags name: the other memory's accesses stay unordered across it.
   void set_interval(std::uint64_t round) {
-    if (weak_ != nullptr) weak_->barrier(round_flags_ & local_bit, round_flags_ & global_bit);
     if (round_flags_ & local_bit) local_interval_ = round;
     if (round_flags_ & global_bit) global_interval_ = round;
     round_flags_ = local_bit | global_bit;
+  }
+  /// A barrier released the group's work-items: the next interval starts, and weak memory
+  /// publishes (what the barrier orders).
+  void barrier_released(std::uint64_t round) {
+    if (weak_ != nullptr) weak_->barrier(round_flags_ & local_bit, round_flags_ & global_bit);
+    set_interval(round);
   }
   /// Work-item `linear` passed a sub_group_barrier with the lanes [begin, begin + lanes) of its
   /// sub-group (its segment; the whole sub-group without a width). Spec: a segment barrier makes

@@ -2,6 +2,7 @@
 #include "store_buffer.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <new>
 
 namespace ki::reference::detail {
@@ -21,11 +22,12 @@ void guarded(bool& failed, F&& f) {
 
 void store_buffer::start_group(std::int64_t items) {
   items_.assign(static_cast<std::size_t>(items), item_record{});
+  for (item_record& r : items_) {
+    r.seen[0] = now_;  // local memory: nothing published in it yet
+    r.seen[1] = 0;     // global memory: nothing of the launch acquired yet
+  }
   owner_ = -1;
   pending_ = 0;
-  now_ = 0;
-  hist_.clear();
-  log_.clear();
   adjusted_.clear();
   out_of_memory_ = false;
 }
@@ -80,25 +82,25 @@ void store_buffer::apply(std::int64_t item) {
     --pending_;
     r.seen[0] = r.seen[1] = now_;
   }
-  // Bytes published after what it has acquired: the version it may still see.
-  const std::uint64_t from = std::min(r.seen[0], r.seen[1]);
-  auto k =
-      std::upper_bound(log_.begin(), log_.end(), from,
-                       [](std::uint64_t t, const std::pair<std::uint64_t, unsigned char*>& e) { return t < e.first; });
-  for (; k != log_.end(); ++k) {
-    unsigned char* p = k->second;
-    const history& h = hist_.find(p)->second;
-    const unsigned char v = view(r, p, h);
-    if (v != *p) {  // (the memory holds P)
-      *p = v;
-      adjusted_.push_back(p);
-    }
-  }
   for (entry& e : r.entries) {
-    e.under = *e.p;  // (P for a byte without history; one with history gets P from there)
+    e.under = *e.p;  // (P for a byte without versions; one with versions gets P from there)
     *e.p = e.value;
   }
   owner_ = item;
+}
+
+void store_buffer::load_versions(std::int64_t item, unsigned char* p, std::size_t n) {
+  const item_record& r = items_[static_cast<std::size_t>(item)];
+  guarded(out_of_memory_, [&] {
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto h = hist_.find(p + k);
+      if (h == hist_.end() || r.at.count(p + k) != 0) continue;  // (its own store: it sees that)
+      const unsigned char v = view(r, p + k, h->second);
+      if (p[k] == v) continue;
+      p[k] = v;
+      adjusted_.push_back(p + k);
+    }
+  });
 }
 
 void store_buffer::store(std::int64_t item, unsigned char* p, std::size_t n, bool local) {
@@ -121,14 +123,13 @@ void store_buffer::set_published(unsigned char* p, unsigned char v, bool local, 
   auto h = hist_.find(p);
   if (h == hist_.end()) h = hist_.emplace(p, history{published(p), local, {}}).first;
   h->second.later.push_back({now_, v});
-  log_.emplace_back(now_, p);
   if (owner_ < 0) {
     *p = v;
     return;
   }
   if (publisher == owner_) return;                                        // the memory holds its value already
   if (items_[static_cast<std::size_t>(owner_)].at.count(p) != 0) return;  // it sees its own store
-  adjusted_.push_back(p);  // published after the owner's last acquire: it still sees the old byte
+  *p = v;  // P; where the owner may not see it yet, its next load puts back the version it may
 }
 
 void store_buffer::publish(std::int64_t item, bool local, bool global) {
@@ -165,9 +166,10 @@ void store_buffer::acquire(std::int64_t item) {
       --pending_;
     }
     r.seen[0] = r.seen[1] = now_;
-    if (item == owner_) {  // its view changes now
-      stash();
-      apply(item);
+    if (item == owner_) {  // it sees every version now: the older ones it was shown go
+      for (unsigned char* p : adjusted_)
+        if (r.at.count(p) == 0) *p = hist_.find(p)->second.later.back().value;
+      adjusted_.clear();
     }
   });
 }
@@ -182,7 +184,7 @@ void store_buffer::barrier(bool local, bool global) {
       if (local) r.seen[0] = now_;
       if (global) r.seen[1] = now_;
     }
-    if (local && global && pending_ == 0) forget_history();  // everybody sees everything
+    if (pending_ == 0) forget_history(local, global);  // everybody sees everything of that memory
     if (owner >= 0) apply(owner);
   });
 }
@@ -196,10 +198,20 @@ void store_buffer::sub_group_barrier(std::int64_t item) {
   }
 }
 
-void store_buffer::forget_history() {
-  hist_.clear();
-  log_.clear();
-  for (item_record& r : items_) r.own.clear();
+void store_buffer::forget_history(bool local, bool global) {
+  for (auto h = hist_.begin(); h != hist_.end();) {
+    history& x = h->second;
+    if (x.local ? !local : !global) {
+      ++h;
+    } else if (x.local) {
+      h = hist_.erase(h);  // (no later group sees this group's local memory)
+    } else {
+      if (x.later.size() > 1) x.later.erase(x.later.begin(), x.later.end() - 1);
+      ++h;
+    }
+  }
+  if (local && global)
+    for (item_record& r : items_) r.own.clear();  // (every version is seen: none needs a floor)
 }
 
 void store_buffer::end_group(bool publish_all) {
@@ -209,6 +221,7 @@ void store_buffer::end_group(bool publish_all) {
       if (e.local) continue;  // local memory ends with the group
       if (publish_all) {
         *e.p = e.value;
+        hist_.erase(e.p);  // (its versions are out of date now)
         continue;
       }
       try {
@@ -221,10 +234,12 @@ void store_buffer::end_group(bool publish_all) {
     r.entries.clear();
     r.at.clear();
   }
-  forget_history();
+  for (auto h = hist_.begin(); h != hist_.end();) h = h->second.local ? hist_.erase(h) : std::next(h);
 }
 
 void store_buffer::end_launch() {
+  hist_.clear();  // (the memory holds the published bytes)
+  now_ = 0;
   for (const kept_store& s : kept_) *s.p = s.value;
   kept_.clear();
   kept_.shrink_to_fit();

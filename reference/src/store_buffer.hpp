@@ -13,36 +13,38 @@
 //     ended (a group's unpublished stores stay invisible to the later groups of the launch).
 //   * A work-item sees what others published only up to its last acquire: an atomic operation
 //     or fence of its own with acquire semantics (acquire, acq_rel, seq_cst), a barrier (for the
-//     memory it orders), a sub_group_barrier, or the start of its group. Until then it reads the
-//     value published before (the stale value), as a GPU's cache may hold it.
+//     memory it orders), a sub_group_barrier. A work-item starts having acquired nothing of the
+//     launch (global memory; local memory: what its group published before it started). Until
+//     then it reads the value published before (the stale value), as a GPU's cache may hold it,
+//     also what an earlier work-group published: groups are not ordered.
 //   * A work-item always sees its own stores, published or not (program order).
 //   * Atomic operations act on the latest value at once, whatever the views: a flag is seen
 //     set while the plain data around it is what stays behind.
-// Work-groups run one after another on one thread. Not modelled: a later group's missing
-// acquire (a group starts seeing everything published before it started), stores and loads
-// the compiler did not instrument (memcpy under GCC: they act on the running work-item's view,
-// unbuffered).
+// Work-groups run one after another on one thread. Not modelled: stores and loads the compiler
+// did not instrument (memcpy under GCC: they act on the running work-item's buffer and on the
+// published values, unbuffered), KA kernels.
 //
 // How. Memory holds the published values (P), except while a work-item runs (the owner): then
-// it holds that work-item's view: its own buffered stores (its entries keep the published byte
-// under them, `under`), and, for bytes published since its last acquire by others, the value
-// it saw last (`adjusted_`). Each publication of a byte within the group is kept (`hist_`, in
-// time order `log_`) until a barrier lets every work-item see everything. The owner changes at
-// every resumption of a work-item (and, lazily, at the hooks' first access by another one):
-// its view is stashed (P written back) and the next one's applied. Granularity: bytes (a store
-// of 4 bytes is 4 entries), which keeps overlapping stores of different sizes exact.
+// it holds its buffered stores (its entries keep the published byte under them, `under`), and
+// the older versions it read of bytes published since its last acquire (`adjusted_`: a load
+// through the hooks puts the version it may see in place, lazily). Each publication of a byte is
+// kept as a version of it (`hist_`, the launch's clock), global bytes for the whole launch (later
+// groups start without them), local ones until a barrier that lets everybody see everything.
+// The owner changes at every resumption of a work-item (and at the hooks' first access by
+// another one): its view is stashed (P written back) and the next one's buffer applied.
+// Granularity: bytes (a store of 4 bytes is 4 entries), which keeps overlapping stores of
+// different sizes exact.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace ki::reference::detail {
 
 class store_buffer {
  public:
-  /// Per group: `items` work-items, nothing buffered, each seeing everything published so far.
+  /// Per group: `items` work-items, nothing buffered, none having acquired global memory.
   void start_group(std::int64_t items);
   /// The work-item `item` runs from here (it is about to access memory): memory shows its view.
   void run(std::int64_t item) {
@@ -51,6 +53,12 @@ class store_buffer {
   }
   /// The running work-item `item` is about to store `n` bytes at `p` (memory shows its view).
   void store(std::int64_t item, unsigned char* p, std::size_t n, bool local);
+  /// The running work-item `item` is about to load `n` bytes at `p`: where others published a
+  /// byte after its last acquire, memory shows it the version it may still see.
+  void load(std::int64_t item, unsigned char* p, std::size_t n) {
+    if (!hist_.empty()) [[unlikely]]
+      load_versions(item, p, n);
+  }
   /// The running work-item publishes its buffer (a release).
   void release(std::int64_t item);
   /// The running work-item sees everything published so far (an acquire).
@@ -66,7 +74,7 @@ class store_buffer {
   /// global memory stay buffered until the launch ends; a failed group (`publish_all`) publishes
   /// them at once.
   void end_group(bool publish_all);
-  /// The launch ended: every store still buffered is published.
+  /// The launch ended: every store still buffered is published, every version forgotten.
   void end_launch();
   /// Recording ran out of memory (the hooks cannot throw): reported when the group ends.
   bool out_of_memory() const { return out_of_memory_; }
@@ -89,7 +97,8 @@ class store_buffer {
     std::uint64_t time;
     unsigned char value;
   };
-  /// A byte published in this group since the last barrier that let everybody see everything.
+  /// A byte published in this launch (local memory: in this group, since the last barrier that
+  /// let everybody see everything).
   struct history {
     unsigned char before;        ///< the published byte before the first of these versions
     bool local;                  ///< in local memory
@@ -101,6 +110,7 @@ class store_buffer {
   };
 
   void settle(std::int64_t item);
+  void load_versions(std::int64_t item, unsigned char* p, std::size_t n);
   void stash();                   // the owner's view off memory (P back); no owner
   void apply(std::int64_t item);  // item's view onto memory; item the owner
   unsigned char view(const item_record& r, unsigned char* p, const history& h) const;
@@ -109,16 +119,18 @@ class store_buffer {
   void publish(std::int64_t item, bool local, bool global);
   /// A new version v of byte p, of time now_, by `publisher`.
   void set_published(unsigned char* p, unsigned char v, bool local, std::int64_t publisher);
-  void forget_history();  // everybody sees everything: no owner, P in memory
+  /// Everybody has seen everything of this memory (no owner, P in memory): its versions are
+  /// dropped (local), or reduced to the first and the latest (global: later groups start
+  /// without them).
+  void forget_history(bool local, bool global);
 
   std::vector<item_record> items_;
   std::int64_t owner_ = -1;   ///< whose view the memory shows; -1: nobody's (P)
   std::int64_t pending_ = 0;  ///< work-items with acquire_pending
-  std::uint64_t now_ = 0;     ///< the publication clock (per group)
+  std::uint64_t now_ = 0;     ///< the publication clock (per launch)
   std::unordered_map<unsigned char*, history> hist_;
-  std::vector<std::pair<std::uint64_t, unsigned char*>> log_;  ///< (time, byte) of every version, in order
-  std::vector<unsigned char*> adjusted_;                       ///< bytes showing the owner's older view
-  std::vector<kept_store> kept_;                               ///< finished groups' unpublished global stores, in order
+  std::vector<unsigned char*> adjusted_;  ///< bytes showing the owner an older version
+  std::vector<kept_store> kept_;          ///< finished groups' unpublished global stores, in order
   bool out_of_memory_ = false;
 };
 

@@ -279,9 +279,10 @@ TEST_CASE("weak memory: a work-item reads its own stores before it publishes the
 }
 
 /// Group 0 stores data (each work-item its element), with a release or not; group 1 runs after
-/// it (one thread, in order) and reads it.
+/// it (one thread, in order), waits for the flag (with acquire or not) and reads it.
 struct across_groups {
   bool release;
+  bool acquire = true;
   void operator()(ki::span<i64> seen, ki::span<i64> data, ki::span<int> flag) const {
     const i64 l = ki::get_local_id().x, n = ki::get_local_size().x;
     if (ki::get_group_id().x == 0) {
@@ -289,7 +290,7 @@ struct across_groups {
       if (release) ki::atomic_fetch_add(&flag[0], 1, ki::memory_order::release);
       else ki::atomic_fetch_add(&flag[0], 1);
     } else {
-      while (ki::atomic_load(&flag[0], ki::memory_order::acquire) != n) {
+      while (ki::atomic_load(&flag[0], acquire ? ki::memory_order::acquire : ki::memory_order::relaxed) != n) {
       }
       seen[l] = data[l];
     }
@@ -313,6 +314,21 @@ TEST_CASE("weak memory: a group's unpublished stores stay invisible to the later
       CHECK(s[static_cast<std::size_t>(l)] == (release ? 50 + l : 0));
       CHECK(d[static_cast<std::size_t>(l)] == 50 + l);  // the launch's end publishes
     }
+  }
+}
+
+TEST_CASE("weak memory: a later group that does not acquire sees the data from before an earlier group's release",
+          "[weak_memory]") {
+  const i64 n = 8;
+  for (const bool acquire : {false, true}) {
+    INFO((acquire ? "acquire" : "relaxed load"));
+    const auto b = make(memory_model::weak);
+    auto seen = ki::zeros<i64>(b, n);
+    auto data = ki::zeros<i64>(b, n);
+    auto flag = ki::zeros<int>(b, 1);
+    ki::launch(b, {.numgroups = 2, .workgroupsize = n}, across_groups{true, acquire}, seen, data, flag);
+    const auto s = run_and_read(b, seen);
+    for (i64 l = 0; l < n; ++l) CHECK(s[static_cast<std::size_t>(l)] == (acquire ? 50 + l : 0));
   }
 }
 

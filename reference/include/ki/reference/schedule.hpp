@@ -67,8 +67,8 @@ enum class memory_model : std::uint8_t {
   /// A store buffer per work-item: a plain store is seen by the others only after that
   /// work-item's next release (an atomic operation or fence with release semantics), a barrier
   /// ordering its memory, a sub_group_barrier it passes, or the launch's end, and by each of
-  /// them only from its next acquire on (within a group); until then they read the value from
-  /// before it, as a GPU may let them. Needs kernels compiled in checked-access
+  /// them only from its next acquire on (also in later work-groups); until then they read the
+  /// value from before it, as a GPU may let them. Needs kernels compiled in checked-access
   /// mode with the instrumentation hooks (ki::reference_checked with GCC or Clang; a launch from
   /// another translation unit is refused with std::invalid_argument), which then reports no races
   /// (correct synchronisation through atomics is not modelled by the race detector); work-groups
