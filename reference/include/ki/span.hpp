@@ -54,14 +54,15 @@ inline std::string location_string(const source_location& w) {
                       std::string("a ki::span<") + type + "> of extents (" + std::to_string(n.x) + ", " +
                           std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
 }
+#endif
 /// Set on a thread while simd_cpu runs a phase written g.items(ki::ka::unchecked, f) (what
 /// ki::ka::foreach_index(..., ki::ka::unchecked) runs): a ki::span access then does not check its
 /// index. Read only where the index is out of bounds, so a checked access costs what it did; in
 /// an unchecked phase the compiler knows it is set (the phase sets it just before its loop, and
 /// the loop's float or int stores cannot change a bool), drops the checks and can vectorise the
 /// loop. The oracle never sets it.
+/// (Declared in GPU passes too: the CPU backends' KA groups, which set it, are compiled there.)
 inline thread_local bool span_checks_off = false;
-#endif
 /// 0 <= i < n (n >= 0) in one unsigned comparison: a negative i becomes a huge one.
 KI_DEVICE constexpr bool in_bounds(std::int64_t i, std::int64_t n) {
   return static_cast<std::uint64_t>(i) < static_cast<std::uint64_t>(n);

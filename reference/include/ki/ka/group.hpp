@@ -29,6 +29,10 @@
 #include <ki/ka/local_array.hpp>
 #include <ki/ka/sizes.hpp>
 
+#ifndef KI_CHECKED_ACCESS
+#define KI_CHECKED_ACCESS 0  // (as ki/detail/cpu/checked.hpp says; GPU passes do not include it)
+#endif
+
 namespace ki {
 class kernel_error;
 }
@@ -464,7 +468,9 @@ class basic_cpu_group {
           if (a == S::value) {  // a whole group: loops of constant length
             for (z = 0; z < S::value.z; ++z)
               for (y = 0; y < S::value.y; ++y) {
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC unroll 4
+#endif
                 for (x = 0; x < S::value.x; ++x) f(item_type(*this, x, y, z));
               }
             return;

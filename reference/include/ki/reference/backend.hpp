@@ -29,6 +29,10 @@
 #include <ki/memory.hpp>
 #include <ki/reference/schedule.hpp>
 
+#ifndef KI_CHECKED_HOOKS
+#define KI_CHECKED_HOOKS 0  // (as ki/detail/cpu/checked.hpp says; GPU passes do not include it)
+#endif
+
 namespace ki::reference {
 
 /// Where the linear sub-group layout is not promised, which layout the oracle uses.
