@@ -13,6 +13,8 @@
 //   static int runner_entry(void*)   a new runner fiber: runs unstarted work-items
 //   bool has_unstarted() const       some work-item of the group has not started
 //   bool started(const Item&) const  the work-item has started (for the messages)
+// and may provide
+//   void entered(int k)              work-item k resumes (is made current): default nothing
 #pragma once
 #include <array>
 #include <cstdint>
