@@ -2,6 +2,8 @@
 // the adversarial layout really scatters lanes over several partial sub-groups, and every kind
 // of sub-group function (not only shuffles) must be executed by the whole sub-group.
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cstdlib>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -314,4 +316,126 @@ TEST_CASE("KI_REFERENCE_PROFILE with several names gives each device its own pro
   CHECK(ki::sub_group_size(b) == 16);
   CHECK_FALSE(ki::supports_float64(b));
   ki::set_device(b, 0);
+}
+
+namespace {
+/// y[i] = a * x[i]: its first argument is the float64 (or float) value a.
+template <class A>
+struct scale_by {
+  void operator()(A a, ki::span<const double> x, ki::span<double> y) const {
+    const auto i = ki::get_global_id().x;
+    y[i] = static_cast<double>(a) * x[i];
+  }
+};
+/// The same, taking float64 values in a std::array by value.
+struct scale_by_array {
+  void operator()(std::int64_t, std::array<double, 2> a, ki::span<double> y) const { y[ki::get_global_id().x] = a[1]; }
+};
+struct ka_scale {
+  template <class G>
+  void operator()(G& g, ki::span<double> y, long double a) const {
+    g.items([&](auto i) { y[i.global_linear()] = static_cast<double>(a); });
+  }
+};
+}  // namespace
+
+TEST_CASE("profiles: a float64 kernel argument without supports_float64 is refused on the host, naming it",
+          "[profiles]") {
+  // The spec: Float64 values can be stored and loaded (as words) on a device without float64, so
+  // spans of double are storage; what the device lacks is arithmetic, which a by-value float64
+  // argument is there for (real devices refuse it: Metal has no double type).
+  for (const char* name : {"apple", "intel", "strict"}) {
+    INFO(name);
+    const ki::reference::backend b{.device = ki::reference::profile::preset(name), .print_warnings = false};
+    REQUIRE_FALSE(ki::supports_float64(b));
+    auto x = ki::ones<double>(b, 8);
+    auto y = ki::to_device(b, std::vector<double>(8, -1.0));
+    const auto refused = [&](auto&& launch, const std::string& says) {
+      try {
+        launch();
+        FAIL("launched");
+      } catch (const std::invalid_argument& e) {
+        CHECK_THAT(std::string(e.what()), ContainsSubstring(says));
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("which profile '" + std::string(name) +
+                                                            "' does not support (supports_float64 is false)"));
+      }
+      ki::synchronize(b);
+      CHECK(ki::to_host(b, y) == std::vector<double>(8, -1.0));  // nothing ran
+    };
+    refused(
+        [&] {
+          ki::launch(b, {.numgroups = 1, .workgroupsize = 8, .name = "scale"}, scale_by<double>{}, 2.0, ki::Const(x),
+                     y);
+        },
+        "kernel 'scale': argument 0 (from 0) is a double, a float64 value");
+    refused(
+        [&] {
+          ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, scale_by_array{}, i64{1}, std::array<double, 2>{1.0, 2.0},
+                     y);
+        },
+        "kernel 'scale_by_array': argument 1 (from 0) is a std::array<double, 2>");
+    ki::ka::kernel k(b, ka_scale{}, 8, 8);
+    refused([&] { k(y, 3.0L); }, "argument 1 (from 0) is a long double");
+    // float arguments and spans of double run.
+    ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, scale_by<float>{}, 2.0f, ki::Const(x), y);
+    ki::synchronize(b);
+    CHECK(ki::to_host(b, y) == std::vector<double>(8, 2.0));
+  }
+  // With float64 (cuda), all of them run.
+  const ki::reference::backend c{.device = ki::reference::profile::preset("cuda")};
+  auto x = ki::ones<double>(c, 8);
+  auto y = ki::zeros<double>(c, 8);
+  ki::launch(c, {.numgroups = 1, .workgroupsize = 8}, scale_by<double>{}, 3.0, ki::Const(x), y);
+  ki::synchronize(c);
+  CHECK(ki::to_host(c, y) == std::vector<double>(8, 3.0));
+  ki::launch(c, {.numgroups = 1, .workgroupsize = 8}, scale_by_array{}, i64{1}, std::array<double, 2>{1.0, 4.0}, y);
+  ki::synchronize(c);
+  CHECK(ki::to_host(c, y) == std::vector<double>(8, 4.0));
+  ki::ka::kernel k(c, ka_scale{}, 8, 8);
+  k(y, 5.0L);
+  ki::synchronize(c);
+  CHECK(ki::to_host(c, y) == std::vector<double>(8, 5.0));
+}
+
+namespace {
+/// A KA kernel that counts in a 64-bit @localmem bin (line: the atomic's line).
+struct ka_count64 {
+  static constexpr int line = __LINE__ + 8;
+  template <class G>
+  void operator()(G& g, ki::span<std::int64_t> out) const {
+    auto bins = g.template localmem<std::int64_t, 1>([] {});
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) bins[0] = 0;
+    });
+    g.synchronize();
+    g.items([&](auto) { bins.atomic_fetch_add(0, std::int64_t{1}); });
+    g.synchronize();
+    g.items([&](auto i) {
+      if (i.local_linear() == 0) out[i.group_linear()] = bins[0];
+    });
+  }
+};
+}  // namespace
+
+TEST_CASE("profiles: a KA atomic on 64-bit @localmem without supports_atomics64 is an unsupported error",
+          "[profiles][ka]") {
+  for (const char* name : {"apple", "cuda"}) {
+    INFO(name);
+    const ki::reference::backend b{.device = ki::reference::profile::preset(name), .print_warnings = false};
+    auto out = ki::zeros<std::int64_t>(b, 2);
+    ki::ka::kernel k(b, ka_count64{}, 8, 16);
+    k(out);
+    const auto e = sync_error(b);
+    if (ki::supports_atomics64(b)) {
+      REQUIRE_FALSE(e);
+      CHECK(ki::to_host(b, out) == std::vector<std::int64_t>{8, 8});
+      continue;
+    }
+    REQUIRE(e);
+    CHECK(e->error_kind() == kind::unsupported);
+    CHECK(e->group() == ki::xyz<i64>{0, 0, 0});
+    CHECK(this_file.at_line(e->where(), ka_count64::line));
+    CHECK_THAT(std::string(e->what()),
+               ContainsSubstring("which profile 'apple' does not support: it has no 64-bit atomics"));
+  }
 }

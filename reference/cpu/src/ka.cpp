@@ -449,12 +449,15 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     }
     try {
       ka_running = true;  // (a KI device function called in the kernel says so)
+      current_features = c_->features;
       d.run_group(d.ctx, *group_);
       ka_running = false;
+      current_features = {};
       private_begin = private_end = 0;
       ki::detail::checked::active = nullptr;
     } catch (...) {
       ka_running = false;
+      current_features = {};
       private_begin = private_end = 0;
       ki::detail::checked::active = nullptr;
       const item_failure f = current_failure();

@@ -6,6 +6,7 @@
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <any>
 #include <array>
+#include <complex>
 #include <memory>
 #include <ostream>
 #include <cstddef>
@@ -25,6 +26,7 @@
 #include <ki/ka/cpu_launch.hpp>
 #include <ki/ka/kernel.hpp>
 #include <ki/detail/shuffleable.hpp>
+#include <ki/detail/type_name.hpp>
 #include <ki/launch.hpp>
 #include <ki/memory.hpp>
 #include <ki/reference/schedule.hpp>
@@ -277,6 +279,38 @@ struct bound_kernel {
   }
 };
 
+/// Whether a kernel argument of type T is (or holds by value) a float64 value: double or long
+/// double, alone or in a std::array or std::complex (user structs are not looked into). Spans and
+/// pointers of double are not: the spec lets a device without float64 store and load such values
+/// as words, and what it lacks is arithmetic, which a by-value argument is there for.
+template <class T>
+struct holds_float64 : std::bool_constant<std::is_floating_point_v<T> && (sizeof(T) >= 8)> {};
+template <class T, std::size_t N>
+struct holds_float64<std::array<T, N>> : holds_float64<T> {};
+template <class T>
+struct holds_float64<std::complex<T>> : holds_float64<T> {};
+
+/// A launch's host-side check of what the emulated device lacks: a float64 argument (by value)
+/// on a profile without float64 is std::invalid_argument naming the kernel, the argument's
+/// position (from 0) and type, before anything runs.
+template <class... A>
+void check_float64_arguments(const profile& p, const std::string& kernel) {
+  if (p.float64) return;
+  std::size_t i = 0;
+  const auto one = [&]<class T>() {
+    if (holds_float64<std::remove_cv_t<T>>::value)
+      throw std::invalid_argument("ki::reference: kernel '" + kernel + "': argument " + std::to_string(i) +
+                                  " (from 0) is a " + ki::detail::type_name<T>() +
+                                  ", a float64 value, which profile '" + p.name +
+                                  "' does not support (supports_float64 is false): check "
+                                  "ki::supports_float64(backend) and pass float instead, or move the value "
+                                  "as std::uint64_t words (std::bit_cast), as the spec allows");
+    ++i;
+  };
+  (one.template operator()<A>(), ...);
+  (void)one;  // (no arguments)
+}
+
 [[noreturn]] inline void unknown_option(const char* what, const std::string& name) {
   throw std::invalid_argument(std::string("ki::reference: unknown ") + what + " '" + name + "'");
 }
@@ -385,10 +419,12 @@ struct ki::backend_traits<ki::reference::backend> {
         throw std::invalid_argument("ki::reference: launch: " + std::to_string(groups[i]) +
                                     " work-groups in dimension " + std::to_string(i) + " exceed max_num_groups[" +
                                     std::to_string(i) + "] = " + std::to_string(maxg[i]));
+    std::string name = ki::detail::kernel_display_name<F>(k.name);
+    reference::detail::check_float64_arguments<A...>(on.device, name);
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(on, groups, items, &bound::run_items,
-                              std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}),
-                              ki::detail::kernel_display_name<F>(k.name), KI_CHECKED_HOOKS != 0);
+                              std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}), std::move(name),
+                              KI_CHECKED_HOOKS != 0);
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
@@ -396,11 +432,12 @@ struct ki::backend_traits<ki::reference::backend> {
   static void ka_launch(const B& given, const ki::ka::geometry& g, const F& f, const char* name, A... args) {
     const B b = reference::detail::on_active_device(given);  // the active device's profile
     reference::detail::validate(b.device);
+    std::string shown = name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({});
+    reference::detail::check_float64_arguments<A...>(b.device, shown);
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
     const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_group, ctx.get(), nullptr};
-    reference::detail::submit_ka(b, d, std::move(ctx),
-                                 name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({}));
+    reference::detail::submit_ka(b, d, std::move(ctx), std::move(shown));
   }
 };
 

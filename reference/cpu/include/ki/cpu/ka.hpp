@@ -16,6 +16,7 @@
 #include <tbb/task_arena.h>
 
 #include <ki/cpu/report.hpp>
+#include <ki/detail/cpu/executor.hpp>
 #include <ki/errors.hpp>
 #include <ki/ka/cpu_launch.hpp>
 
@@ -60,6 +61,9 @@ struct ka_config {
   ka_warnings* warnings = nullptr;
   /// The oracle's trace hook, while one watches (needs track_items), else null.
   ki::ka::detail::ka_tracer* tracer = nullptr;
+  /// What the device has, seen by device functions while a group runs (the oracle: its
+  /// profile's; elsewhere all of them).
+  device_features features{};
 };
 
 /// Runs the launch; the failure of the lowest failing group, if any.
