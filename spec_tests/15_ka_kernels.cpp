@@ -747,11 +747,15 @@ TEST_CASE("ka: the reference backend keeps the checks of an unchecked phase", "[
 #endif
 
 namespace ki_spec_ka {
-// A phase over the first `count` work-items: each records that it ran.
+// A phase over the first `count` work-items: each records that it ran (Unchecked: written
+// g.items(ki::ka::unchecked, count, f), which must run the same work-items).
+template <bool Unchecked = false>
 struct first_items {
   template <class G>
   KI_DEVICE void operator()(G& g, ki::span<i64> ran, i64 count) const {
-    g.items(count, [&](auto i) { ran[i.global_linear()] += 1 + i.local_linear(); });
+    const auto f = [&](auto i) { ran[i.global_linear()] += 1 + i.local_linear(); };
+    if constexpr (Unchecked) g.items(ki::ka::unchecked, count, f);
+    else g.items(count, f);
   }
 };
 }  // namespace ki_spec_ka
@@ -760,23 +764,68 @@ TEMPLATE_LIST_TEST_CASE("ka: items(count, f) is the phase of the first count wor
                         ki_test::backends) {
   auto b = ki_test::make<TestType>();
   // 1-D groups of 8 over 20 items (the last group partial), and 2-D groups of 4 x 3 over 10 x 5.
-  for (const i64 count : {i64{0}, i64{1}, i64{3}, i64{7}, i64{8}, i64{100}}) {
-    KI_INFO("count " << count);
-    auto ran = ki::zeros<i64>(b, 20);
-    ki::ka::kernel(b, first_items{}, 8)({.ndrange = 20}, ran, count);
-    ki_test::check_all(
-        ki_test::read(b, ran), [&](i64 k) { return k % 8 < count ? 1 + k % 8 : 0; }, "1-D");
-    auto ran2 = ki::zeros<i64>(b, 50);
-    ki::ka::kernel(b, first_items{}, {4, 3})({.ndrange = {10, 5}}, ran2, count);
-    ki_test::check_all(
-        ki_test::read(b, ran2),
-        [&](i64 k) {
-          const i64 x = k % 10, y = k / 10, l = x % 4 + 4 * (y % 3);
-          return l < count ? 1 + l : 0;
-        },
-        "2-D");
-  }
+  const auto run = [&](auto kernel, const char* form) {
+    KI_INFO(form);
+    for (const i64 count : {i64{0}, i64{1}, i64{3}, i64{7}, i64{8}, i64{100}}) {
+      KI_INFO("count " << count);
+      auto ran = ki::zeros<i64>(b, 20);
+      ki::ka::kernel(b, kernel, 8)({.ndrange = 20}, ran, count);
+      ki_test::check_all(
+          ki_test::read(b, ran), [&](i64 k) { return k % 8 < count ? 1 + k % 8 : 0; }, "1-D");
+      auto ran2 = ki::zeros<i64>(b, 50);
+      ki::ka::kernel(b, kernel, {4, 3})({.ndrange = {10, 5}}, ran2, count);
+      ki_test::check_all(
+          ki_test::read(b, ran2),
+          [&](i64 k) {
+            const i64 x = k % 10, y = k / 10, l = x % 4 + 4 * (y % 3);
+            return l < count ? 1 + l : 0;
+          },
+          "2-D");
+    }
+  };
+  run(first_items<false>{}, "items(count, f)");
+  run(first_items<true>{}, "items(ki::ka::unchecked, count, f)");
 }
+
+#if KI_KA_TEST_CPU
+namespace ki_spec_ka {
+// An unchecked ranged phase writes @localmem; a checked one then reads one element past it
+// (Bad: the unchecked phase's own index is one past, which only the oracle reports).
+template <bool Bad>
+struct local_one_past {
+  static constexpr unsigned write_line = __LINE__ + 4, read_line = __LINE__ + 5;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    auto l = g.template localmem<i64, 8>([] {});
+    g.items(ki::ka::unchecked, 8, [&](auto i) { l[i.local_linear() + (Bad ? 1 : 0)] = i.local_linear(); });
+    g.items(8, [&](auto i) { out[i.global_linear()] = l[i.local_linear() + 1]; });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: after an unchecked phase, @localmem indices are checked again", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto out = ki::zeros<i64>(b, 16);
+  ki::ka::kernel(b, local_one_past<false>{}, 8)({.ndrange = 16}, out);
+  CHECK_THAT(ki_test::thrown_message<ki::kernel_error>([&] { ki::synchronize(b); }),
+             ki_test::ContainsSubstring("index 8 is out of bounds") &&
+                 ki_test::ContainsSubstring("15_ka_kernels.cpp:" + std::to_string(local_one_past<false>::read_line)) &&
+                 ki_test::ContainsSubstring("work-item (7, 0, 0)"));
+}
+#endif
+
+#if KI_TEST_BACKEND_REFERENCE
+TEST_CASE("ka: the reference backend keeps the @localmem checks of an unchecked ranged phase", "[ka]") {
+  ki::reference::backend b{};
+  auto out = ki::zeros<i64>(b, 16);
+  ki::ka::kernel(b, local_one_past<true>{}, 8)({.ndrange = 16}, out);
+  CHECK_THAT(ki_test::thrown_message<ki::kernel_error>([&] { ki::synchronize(b); }),
+             ki_test::ContainsSubstring("index 8 is out of bounds") &&
+                 ki_test::ContainsSubstring("15_ka_kernels.cpp:" + std::to_string(local_one_past<true>::write_line)) &&
+                 ki_test::ContainsSubstring("work-item (7, 0, 0)"));
+}
+#endif
 
 namespace ki_spec_ka {
 // The grid-stride phase: every k below n once, by the work-item whose global linear index is k

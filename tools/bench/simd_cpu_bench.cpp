@@ -21,7 +21,9 @@
 //               item, what a work-item's first sync point costs (its own fiber); no baseline
 //
 //   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase over the first `step`
-//               work-items per halving, no fibers
+//               work-items per halving, no fibers; ka_tree_reduce_unchecked (and
+//               ka_matmul_unchecked): every phase written g.items(ki::ka::unchecked, ...), no
+//               bounds check of spans or local memory on simd_cpu
 //   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats); ka_vadd_unchecked: the
 //               same with ki::ka::unchecked (no ki::span bounds checks on simd_cpu)
 //   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge);
@@ -349,27 +351,34 @@ void BM_ki_tree_reduce(benchmark::State& state) {
 }
 
 /// partial_sums! in the KA layer: the load, each halving and the store are phases.
+/// g.items(args...), or with Unchecked g.items(ki::ka::unchecked, args...): the same phase with
+/// no bounds check on simd_cpu (the kernels' *_unchecked rows).
+template <bool Unchecked, class G, class... A>
+KI_ALWAYS_INLINE void phase(G& g, A&&... a) {
+  if constexpr (Unchecked) g.items(ki::ka::unchecked, std::forward<A>(a)...);
+  else g.items(std::forward<A>(a)...);
+}
+
+template <bool Unchecked = false>
 struct ka_partial_sums {
   template <class G>
   void operator()(G& g, ki::span<float> out, ki::span<const float> x) const {
     auto shared = g.template localmem<float, 256>([] {});
-    g.items([&](auto i) { shared[i.local_linear()] = x[i.global_linear()]; });
+    phase<Unchecked>(g, [&](auto i) { shared[i.local_linear()] = x[i.global_linear()]; });
     for (i64 step = g.groupsize_linear() / 2; step > 0; step /= 2)  // a phase over the first `step` items
-      g.items(step, [&](auto i) {
+      phase<Unchecked>(g, step, [&](auto i) {
         const i64 t = i.local_linear();
         shared[t] += shared[t + step];
       });
-    g.items([&](auto i) {
-      if (i.local_linear() == 0) out[i.group_linear()] = shared[0];
-    });
+    g.items(1, [&](auto i) { out[i.group_linear()] = shared[0]; });  // work-item 0
   }
 };
 
-template <class B>
+template <class B, bool Unchecked = false>
 void BM_ka_tree_reduce(benchmark::State& state) {
   auto& d = floats<B>(reduce_n);
   const B b = make_backend<B>(state.range(0));
-  const ki::ka::kernel k(b, ka_partial_sums{}, ki::ka::groupsize<group_size>, reduce_n);
+  const ki::ka::kernel k(b, ka_partial_sums<Unchecked>{}, ki::ka::groupsize<group_size>, reduce_n);
   const auto launch = [&] {
     k(d.sums, d.a);
     ki::synchronize(b);
@@ -723,34 +732,36 @@ void BM_plain_matmul(benchmark::State& state) {
 
 /// The tiled matmul in the KA layer: the accumulators are @private, and the product of two tiles
 /// is one phase per k, so that each phase is a loop over x with unit stride in tb and acc.
+template <bool Unchecked = false>
 struct ka_matmul_tiled {
   template <class G>
   void operator()(G& g, ki::span<float> c, ki::span<const float> a, ki::span<const float> b, std::int64_t n) const {
     auto ta = g.template localmem<float, tile, tile>([] {});
     auto tb = g.template localmem<float, tile, tile>([] {});
     auto acc = g.template private_<float>();
-    g.items([&](auto i) { acc(i) = 0.0f; });
+    phase<Unchecked>(g, [&](auto i) { acc(i) = 0.0f; });
     for (std::int64_t t = 0; t < n / tile; ++t) {
-      g.items([&](auto i) {
+      phase<Unchecked>(g, [&](auto i) {
         const auto l = i.local(), gl = i.global();
         ta(l.x, l.y) = a[gl.y * n + t * tile + l.x];
         tb(l.x, l.y) = b[(t * tile + l.y) * n + gl.x];
       });
       g.synchronize();
       for (std::int64_t k = 0; k < tile; ++k)
-        g.items([&](auto i) { acc(i) += ta(k, i.local().y) * tb(i.local().x, k); });
+        phase<Unchecked>(g, [&](auto i) { acc(i) += ta(k, i.local().y) * tb(i.local().x, k); });
       g.synchronize();
     }
-    g.items([&](auto i) { c[i.global().y * n + i.global().x] = acc(i); });
+    phase<Unchecked>(g, [&](auto i) { c[i.global().y * n + i.global().x] = acc(i); });
   }
 };
 
+template <bool Unchecked = false>
 void BM_ka_matmul(benchmark::State& state) {
   const simd_backend be{.threads = static_cast<int>(state.range(0))};
   const auto& m = matrices();
   auto a = ki::to_device(be, m.a), b = ki::to_device(be, m.b);
   auto c = ki::allocate<float>(be, mat_n * mat_n);
-  const ki::ka::kernel k(be, ka_matmul_tiled{}, ki::ka::groupsize<tile, tile>, {mat_n, mat_n});
+  const ki::ka::kernel k(be, ka_matmul_tiled<Unchecked>{}, ki::ka::groupsize<tile, tile>, {mat_n, mat_n});
   const auto launch = [&] {
     k(c, ki::ka::Const(a), ki::ka::Const(b), mat_n);
     ki::synchronize(be);
@@ -828,6 +839,7 @@ const bool registered = [] {
   both("BM_plain_tree_reduce", BM_plain_tree_reduce);
   both("BM_reference_tree_reduce", BM_ki_tree_reduce<ref_backend>);
   both("BM_ka_tree_reduce", BM_ka_tree_reduce<simd_backend>);
+  both("BM_ka_tree_reduce_unchecked", BM_ka_tree_reduce<simd_backend, true>);
   both("BM_reference_ka_tree_reduce", BM_ka_tree_reduce<ref_backend>);
   both("BM_simd_sg_reduce", BM_ki_sg_reduce<simd_backend>);
   both("BM_plain_sg_reduce", BM_plain_sg_reduce);
@@ -841,7 +853,8 @@ const bool registered = [] {
   both("BM_plain_histogram_strided", BM_plain_histogram_strided);
   both("BM_simd_matmul", BM_simd_matmul);
   both("BM_plain_matmul", BM_plain_matmul);
-  both("BM_ka_matmul", BM_ka_matmul);
+  both("BM_ka_matmul", BM_ka_matmul<>);
+  both("BM_ka_matmul_unchecked", BM_ka_matmul<true>);
   // One work-group: one thread only.
   benchmark::RegisterBenchmark("BM_simd_barrier", BM_ki_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_reference_barrier", BM_ki_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
@@ -905,6 +918,8 @@ class summary_reporter : public summary_reporter_base {
           "bytes_per_second", 1e-9, "GB/s");
       row("KA tree reduction 2^24", suffix, "BM_ka_tree_reduce", "BM_plain_tree_reduce", "BM_reference_ka_tree_reduce",
           "bytes_per_second", 1e-9, "GB/s");
+      row("  the same, ki::ka::unchecked", suffix, "BM_ka_tree_reduce_unchecked", "BM_plain_tree_reduce", "",
+          "bytes_per_second", 1e-9, "GB/s");
       {
         const auto ka = rate("BM_reference_ka_tree_reduce" + suffix, "bytes_per_second", 1.0),
                    ki_ = rate("BM_reference_tree_reduce" + suffix, "bytes_per_second", 1.0),
@@ -929,6 +944,8 @@ class summary_reporter : public summary_reporter_base {
           "items_per_second", 1e-6, "Mitems/s");
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("KA tiled matmul 1024, 16x16", suffix, "BM_ka_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
+      row("  the same, ki::ka::unchecked", suffix, "BM_ka_matmul_unchecked", "BM_plain_matmul", "", "GFLOPS", 1e-9,
+          "GFLOP/s");
     }
     const auto ns = [&](const std::string& key) {
       auto v = median(key, "items_per_second");

@@ -84,7 +84,7 @@ class local_array {
   static constexpr detail::local_array_info info{extents, sizeof...(Dims), detail::type_name<T>()};
   KI_DEVICE KI_ALWAYS_INLINE T& operator[](detail::checked::located_index i) const {
     const std::int64_t k = i.value;
-    if (!detail::in_bounds(k, count)) [[unlikely]]
+    if (!detail::in_bounds(k, count) && !detail::span_checks_off) [[unlikely]]
       detail::local_out_of_bounds(k, -1, p_, &info, i.file, i.line, i.column);
 #if KI_CHECKED_ACCESS
     detail::checked::note(p_, count, sizeof(T), k, i.where());
@@ -98,7 +98,7 @@ class local_array {
     constexpr std::int64_t e[] = {static_cast<std::int64_t>(Dims)...};
     std::int64_t lin = 0, stride = 1;
     for (std::size_t d = 0; d < sizeof...(Dims); ++d) {
-      if (!detail::in_bounds(c[d], e[d])) [[unlikely]]
+      if (!detail::in_bounds(c[d], e[d]) && !detail::span_checks_off) [[unlikely]]
         detail::local_out_of_bounds(c[d], static_cast<int>(d), p_, &info, i0.file, i0.line, i0.column);
       lin += c[d] * stride;
       stride *= e[d];

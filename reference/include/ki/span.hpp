@@ -55,9 +55,9 @@ inline std::string location_string(const source_location& w) {
                           std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
 }
 #endif
-/// Set on a thread while simd_cpu runs a phase written g.items(ki::ka::unchecked, f) (what
-/// ki::ka::foreach_index(..., ki::ka::unchecked) runs): a ki::span access then does not check its
-/// index. Read only where the index is out of bounds, so a checked access costs what it did; in
+/// Set on a thread while simd_cpu runs a phase written g.items(ki::ka::unchecked, f) or
+/// g.items(ki::ka::unchecked, count, f) (what ki::ka::foreach_index(..., ki::ka::unchecked) runs):
+/// a ki::span or local memory access then does not check its index. Read only where the index is out of bounds, so a checked access costs what it did; in
 /// an unchecked phase the compiler knows it is set (the phase sets it just before its loop, and
 /// the loop's float or int stores cannot change a bool), drops the checks and can vectorise the
 /// loop. The oracle never sets it.

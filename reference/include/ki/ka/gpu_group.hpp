@@ -203,6 +203,10 @@ class gpu_group {
   __device__ void items(std::int64_t count, F&& f) const {
     if (inside_ && item_type(*this, l_).local_linear() < count) f(item_type(*this, l_));
   }
+  template <class F>
+  __device__ void items(unchecked_t, std::int64_t count, F&& f) const {
+    items(count, f);
+  }
 
   /// The grid-stride loop (see basic_cpu_group::grid_stride): f(i, k) for k = the work-item's
   /// global linear index, then every (number of work-items in the ndrange) after it, below n.

@@ -270,6 +270,20 @@ class basic_cpu_group {
   /// g.items(step, f) instead of a mask over every work-item); a GPU runs it as the masked form.
   template <class F>
   KI_ALWAYS_INLINE void items(std::int64_t count, F&& f, source_location where = source_location::current()) {
+    ranged_phase<false>(count, f, where);
+  }
+  /// The same ranged phase with no bounds check of ki::span or local memory in its statements on
+  /// simd_cpu, as items(unchecked, f) (the oracle keeps every check).
+  template <class F>
+  KI_ALWAYS_INLINE void items(unchecked_t, std::int64_t count, F&& f,
+                              source_location where = source_location::current()) {
+    ranged_phase<!KI_CHECKED_ACCESS>(count, f, where);
+  }
+
+ private:
+  /// items(count, f) (Unchecked: the checks off in its plain loops, simd_cpu's).
+  template <bool Unchecked, class F>
+  KI_ALWAYS_INLINE void ranged_phase(std::int64_t count, F& f, const source_location& where) {
     std::int64_t x = 0, y = 0, z = 0;
     const auto s = groupsize();
     const phase_mark mark(st_, where);
@@ -285,9 +299,11 @@ class basic_cpu_group {
               f(item_type(*this, x, 0, 0));
             }
           } else {
+            const checks_off<Unchecked> off;
             for (x = 0; x < n; ++x) f(item_type(*this, x, 0, 0));
           }
         } else {
+          const checks_off<Unchecked> off(!track);
           for (z = 0; z < a.z; ++z)
             for (y = 0; y < a.y; ++y) {
               const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
@@ -315,6 +331,7 @@ class basic_cpu_group {
     }
   }
 
+ public:
   /// The grid-stride loop as a phase: each work-item i inside the ndrange runs f(i, k) for
   /// k = i.global_linear(), then k + count, k + 2 count, ... while k < n, where count is the
   /// number of work-items in the ndrange (so the launch visits every k in [0, n) exactly once).
@@ -500,8 +517,8 @@ class basic_cpu_group {
   /// phase's statements clears it; a fault: the runner does, ki/cpu/src/ka.cpp).
   template <bool On>
   struct checks_off {
-    KI_ALWAYS_INLINE checks_off() {
-      if constexpr (On) ki::detail::span_checks_off = true;
+    KI_ALWAYS_INLINE explicit checks_off(bool really = true) {
+      if constexpr (On) ki::detail::span_checks_off = really;
     }
     KI_ALWAYS_INLINE ~checks_off() {
       if constexpr (On) ki::detail::span_checks_off = false;
