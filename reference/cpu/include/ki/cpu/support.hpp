@@ -7,6 +7,7 @@
 #pragma once
 #include <tbb/task_arena.h>
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -129,13 +130,16 @@ class local_arena {
   explicit local_arena(std::size_t first_chunk = 0) {
     if (first_chunk > 0) add(first_chunk);
   }
+  /// `align`: a power of two (an alignof), so that rounding up is a mask, not a 64-bit division
+  /// per call (one per local memory site and work-group).
   void* alloc(std::size_t bytes, std::size_t align) {
+    assert(align != 0 && (align & (align - 1)) == 0);
     for (;;) {
       if (chunk_ < chunks_.size()) {
         auto& c = chunks_[chunk_];
         // Align the address, not the offset: chunks from new[] are only 16-byte aligned.
         const auto base = reinterpret_cast<std::uintptr_t>(c.p.get());
-        const std::size_t off = (base + used_ + align - 1) / align * align - base;
+        const std::size_t off = ((base + used_ + align - 1) & ~(align - 1)) - base;
         if (off + bytes <= c.size) {
           used_ = off + bytes;
           return c.p.get() + off;
