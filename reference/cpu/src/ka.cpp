@@ -362,8 +362,10 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   range_result run_range(const ki::ka::detail::cpu_launch_desc& d, i64 begin, i64 end, const std::atomic<i64>& stop,
                          reporter& rep) {
     job_ = {&d, begin, end, &stop, &rep, {}, begin};
-    fibers_->reset(2);  // slot 0: the groups' fiber; slot 1: this thread's stack
+    fibers_->reset(2);                // slot 0: the groups' fiber; slot 1: this thread's stack
+    current_features = c_->features;  // (the device's, for the range's groups; a fault too ends here)
     const fiber_core::fault f = fibers_->run_guarded(&drive, this);
+    current_features = {};
     if (c_->warnings != nullptr) races_.take_warnings(*c_->warnings);
     if (!f.happened) return std::move(job_.result);
     // The fiber is gone (not unwound): undo what it had set, and say where it was.
@@ -449,15 +451,12 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     }
     try {
       ka_running = true;  // (a KI device function called in the kernel says so)
-      current_features = c_->features;
       d.run_group(d.ctx, *group_);
       ka_running = false;
-      current_features = {};
       private_begin = private_end = 0;
       ki::detail::checked::active = nullptr;
     } catch (...) {
       ka_running = false;
-      current_features = {};
       private_begin = private_end = 0;
       ki::detail::checked::active = nullptr;
       const item_failure f = current_failure();
