@@ -730,8 +730,9 @@ void BM_plain_matmul(benchmark::State& state) {
   count_gflops(state);
 }
 
-/// The tiled matmul in the KA layer: the accumulators are @private, and the product of two tiles
-/// is one phase per k, so that each phase is a loop over x with unit stride in tb and acc.
+/// The tiled matmul in the KA layer: the accumulators are @private. Checked, the product of two
+/// tiles is one phase per k, so that each phase is a loop over x with unit stride in tb and acc;
+/// unchecked, it is one phase whose work-items loop over k, run as SIMD lanes over x.
 template <bool Unchecked = false>
 struct ka_matmul_tiled {
   template <class G>
@@ -747,8 +748,16 @@ struct ka_matmul_tiled {
         tb(l.x, l.y) = b[(t * tile + l.y) * n + gl.x];
       });
       g.synchronize();
-      for (std::int64_t k = 0; k < tile; ++k)
-        phase<Unchecked>(g, [&](auto i) { acc(i) += ta(k, i.local().y) * tb(i.local().x, k); });
+      if constexpr (Unchecked) {  // one phase: its loop over x is vectorised around the loop over k
+        g.items(ki::ka::unchecked, [&](auto i) {
+          float s = 0.0f;
+          for (std::int64_t k = 0; k < tile; ++k) s += ta(k, i.local().y) * tb(i.local().x, k);
+          acc(i) += s;
+        });
+      } else {  // a phase per k: a loop over x with bounds checks, in which a loop over k is not vectorised
+        for (std::int64_t k = 0; k < tile; ++k)
+          g.items([&](auto i) { acc(i) += ta(k, i.local().y) * tb(i.local().x, k); });
+      }
       g.synchronize();
     }
     phase<Unchecked>(g, [&](auto i) { c[i.global().y * n + i.global().x] = acc(i); });

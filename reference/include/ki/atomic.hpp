@@ -119,6 +119,19 @@ __device__ inline ::cuda::memory_order native(memory_order o) {
 // promise among accesses of one thread, program order already gives. The value computed is the
 // atomic one: integer arithmetic wraps (it is done unsigned), compare-exchange compares object
 // representations, as std::atomic does.
+//
+// Such a plain read-modify-write is kept out of SIMD lanes (not_lanes): an unchecked KA phase
+// declares its work-items independent so that the compiler runs them as lanes of a vector
+// (ki/ka/group.hpp), which is exact for their plain accesses (the model lets no two work-items of
+// a phase touch one element where one writes) but not for these, where two lanes updating one
+// element would both read its old value and one update be lost.
+/// An empty asm that reads and writes v: the compiler cannot vectorise a loop with it (nor
+/// if-convert it), and since it names v alone every other access stays free to move. No
+/// instruction.
+template <class T>
+KI_ALWAYS_INLINE void not_lanes(T& v) {
+  asm volatile("" : "+m"(v));
+}
 template <class T>
 class atomic_ref_t {
  public:
@@ -136,10 +149,12 @@ class atomic_ref_t {
     if (!plain_) return real().exchange(v, o);
     const T old = *p_;
     *p_ = v;
+    not_lanes(*p_);
     return old;
   }
   bool compare_exchange_strong(T& e, T d, std::memory_order o, std::memory_order f) const {
     if (!plain_) return real().compare_exchange_strong(e, d, o, f);
+    not_lanes(*p_);
     if (std::memcmp(p_, &e, sizeof(T)) == 0) {
       *p_ = d;
       return true;
@@ -167,6 +182,7 @@ class atomic_ref_t {
   T update(T v, U (*op)(U, U)) const {
     const T old = *p_;
     *p_ = static_cast<T>(op(static_cast<U>(old), static_cast<U>(v)));
+    not_lanes(*p_);
     return old;
   }
   std::atomic_ref<T> real() const { return std::atomic_ref<T>(*p_); }

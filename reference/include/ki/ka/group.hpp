@@ -33,6 +33,18 @@
 #define KI_CHECKED_ACCESS 0  // (as ki/detail/cpu/checked.hpp says; GPU passes do not include it)
 #endif
 
+// Before the loop over x of an unchecked phase: its iterations (work-items) are independent, so
+// the compiler may run them as SIMD lanes without proving that their accesses do not overlap.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define KI_DETAIL_KA_LANES
+#elif defined(__clang__)
+#define KI_DETAIL_KA_LANES _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define KI_DETAIL_KA_LANES _Pragma("GCC ivdep")
+#else
+#define KI_DETAIL_KA_LANES
+#endif
+
 namespace ki {
 class kernel_error;
 }
@@ -99,6 +111,11 @@ struct group_state {
   const group_state* view = nullptr;
   /// Phases in forward order mark each work-item before running it (the oracle).
   bool track = false;
+  /// No order, no marks, every work-item inside the ndrange: the unchecked phases of a kernel
+  /// with a static size run as loops of constant length. (Set by start(), in the runtime: computed
+  /// in the kernel's function, where checked kernels do not use it, it made GCC 12 place their
+  /// loops in the cold section, 1.3x slower.)
+  bool whole = false;
   /// Counts the synchronisation points passed (synchronize, collectives): checked-access mode
   /// orders two work-items' accesses only across one.
   i64 epoch = 0;
@@ -225,6 +242,7 @@ class basic_cpu_group {
     st_.failure.happened = false;
     st_.view = nullptr;
     st_.track = track;
+    st_.whole = order == nullptr && !track && st_.active == s;
     st_.epoch = 0;
     st_.tracer = tracer;
   }
@@ -253,11 +271,12 @@ class basic_cpu_group {
     phase<false>(f, where);
   }
 
-  /// The same phase with no ki::span bounds check in its statements on simd_cpu (an explicit
-  /// choice: ki/ka/sizes.hpp, unchecked_t): without a call that may throw in it, the phase's
-  /// loop is one GCC can vectorise (foreach_index's vector add: see docs/performance.md). A bad
-  /// index here is not reported: the access happens. The oracle runs it as items(f), every
-  /// check kept.
+  /// The same phase run on simd_cpu as SIMD lanes (an explicit choice: ki/ka/sizes.hpp,
+  /// unchecked_t): no bounds check of ki::span or local memory in its statements, and its loop
+  /// declared free of dependences between work-items (the model's rule for a phase, which the
+  /// oracle's checked-access mode checks), so that the compiler vectorises it across work-items
+  /// (docs/performance.md). A bad index here is not reported: the access happens. The oracle
+  /// runs it as items(f), every check kept.
   template <class F>
   KI_ALWAYS_INLINE void items(unchecked_t, F&& f, source_location where = source_location::current()) {
     phase<!KI_CHECKED_ACCESS>(f, where);  // (checked-access mode records accesses on the check's path)
@@ -272,8 +291,8 @@ class basic_cpu_group {
   KI_ALWAYS_INLINE void items(std::int64_t count, F&& f, source_location where = source_location::current()) {
     ranged_phase<false>(count, f, where);
   }
-  /// The same ranged phase with no bounds check of ki::span or local memory in its statements on
-  /// simd_cpu, as items(unchecked, f) (the oracle keeps every check).
+  /// The same ranged phase as SIMD lanes on simd_cpu, as items(unchecked, f) (the oracle keeps
+  /// every check).
   template <class F>
   KI_ALWAYS_INLINE void items(unchecked_t, std::int64_t count, F&& f,
                               source_location where = source_location::current()) {
@@ -288,6 +307,22 @@ class basic_cpu_group {
     const auto s = groupsize();
     const phase_mark mark(st_, where);
     try {
+      if constexpr (S::is_static && Unchecked) {  // (checked: in GCC 12's cold section, 1.5x slower)
+        if (st_.whole) {
+          const checks_off<Unchecked> off;
+          constexpr auto w = S::value;
+          if constexpr (w.y == 1 && w.z == 1) {
+            run_row<Unchecked>(f, x, count < w.x ? count : w.x, 0, 0);
+          } else {
+            for (z = 0; z < w.z; ++z)
+              for (y = 0; y < w.y; ++y) {
+                const std::int64_t row = w.x * (y + w.y * z);  // the local linear id of (0, y, z)
+                run_row<Unchecked>(f, x, count - row < w.x ? count - row : w.x, y, z);
+              }
+          }
+          return;
+        }
+      }
       if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
         const bool track = st_.track;  // the oracle: each work-item marked
@@ -300,7 +335,9 @@ class basic_cpu_group {
             }
           } else {
             const checks_off<Unchecked> off;
-            for (x = 0; x < n; ++x) f(item_type(*this, x, 0, 0));
+            if constexpr (Unchecked) run_row<true>(f, x, n, 0, 0);
+            else
+              for (x = 0; x < n; ++x) f(item_type(*this, x, 0, 0));
           }
         } else {
           const checks_off<Unchecked> off(!track);
@@ -308,8 +345,12 @@ class basic_cpu_group {
             for (y = 0; y < a.y; ++y) {
               const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
               const std::int64_t n = count - row < a.x ? count - row : a.x;
+              if (!track) {
+                run_row<Unchecked>(f, x, n, y, z);
+                continue;
+              }
               for (x = 0; x < n; ++x) {
-                if (track) mark_current(st_, row + x);
+                mark_current(st_, row + x);
                 f(item_type(*this, x, y, z));
               }
             }
@@ -468,6 +509,14 @@ class basic_cpu_group {
     std::int64_t x = 0, y = 0, z = 0;
     const phase_mark mark(st_, where);
     try {
+      if constexpr (S::is_static && Unchecked) {  // loops of constant length
+        if (st_.whole) {
+          const checks_off<Unchecked> off;
+          for (z = 0; z < S::value.z; ++z)
+            for (y = 0; y < S::value.y; ++y) run_row<true>(f, x, S::value.x, y, z);
+          return;
+        }
+      }
       if (st_.order == nullptr && st_.track) {  // the oracle, forward: each work-item marked
         const auto a = st_.active;
         const auto s = groupsize();
@@ -481,8 +530,8 @@ class basic_cpu_group {
         const auto a = st_.active;
         // (Set after phase_mark's fence, which would make the compiler read it again per access.)
         const checks_off<Unchecked> off;
-        if constexpr (S::is_static) {
-          if (a == S::value) {  // a whole group: loops of constant length
+        if constexpr (S::is_static && !Unchecked) {
+          if (a == S::value) {  // a whole group: loops of constant length, unrolled
             for (z = 0; z < S::value.z; ++z)
               for (y = 0; y < S::value.y; ++y) {
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
@@ -494,8 +543,7 @@ class basic_cpu_group {
           }
         }
         for (z = 0; z < a.z; ++z)
-          for (y = 0; y < a.y; ++y)
-            for (x = 0; x < a.x; ++x) f(item_type(*this, x, y, z));
+          for (y = 0; y < a.y; ++y) run_row<Unchecked>(f, x, a.x, y, z);
       } else {
         const auto s = groupsize();
         const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
@@ -526,6 +574,28 @@ class basic_cpu_group {
     checks_off(const checks_off&) = delete;
     checks_off& operator=(const checks_off&) = delete;
   };
+  /// f for the work-items (0, y, z) .. (n - 1, y, z) of a plain phase, x the loop's counter (the
+  /// phase's catch reports it). Lanes (an unchecked phase): the loop declared free of dependences
+  /// between iterations, so that it is vectorised across work-items even where the compiler cannot
+  /// tell that their accesses do not overlap: local memory against private memory (the tiled
+  /// matmul's accumulators), or an array against another part of itself (the tree's halving
+  /// step). Exact for a kernel the model allows: work-items of a phase do not touch one element
+  /// where one writes (except through atomics, which no compiler runs as lanes: ki/atomic.hpp).
+  /// Unroll: unrolled 4 times (a checked whole group).
+  template <bool Lanes, bool Unroll = false, class F>
+  KI_ALWAYS_INLINE void run_row(F& f, std::int64_t& x, std::int64_t n, std::int64_t y, std::int64_t z) {
+    if constexpr (Lanes) {
+      KI_DETAIL_KA_LANES
+      for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
+    } else if constexpr (Unroll) {
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC unroll 4
+#endif
+      for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
+    } else {
+      for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
+    }
+  }
   /// The work-item about to run (ordered phases: the oracle's reports of faults name it).
   static void mark_current(detail::group_state& st, std::int64_t l) {
     st.current = l;

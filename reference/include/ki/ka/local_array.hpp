@@ -109,6 +109,7 @@ class local_array : public ki::local_array<T, Dims...> {
 #if KI_CHECKED_HOOKS
     return std::atomic_ref<T>(*p).compare_exchange_strong(expected, desired);
 #else
+    ki::detail::not_lanes(*p);  // (a plain read-modify-write: never SIMD lanes, ki/atomic.hpp)
     if (std::memcmp(p, &expected, sizeof(T)) == 0) {
       *p = desired;
       return true;
@@ -173,6 +174,7 @@ class local_array : public ki::local_array<T, Dims...> {
 #else
     const T old = *p;
     *p = f(old);
+    ki::detail::not_lanes(*p);  // (a plain read-modify-write: never SIMD lanes, ki/atomic.hpp)
     return old;
 #endif
   }
