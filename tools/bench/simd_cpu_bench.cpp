@@ -22,8 +22,9 @@
 //
 //   ka_tree_reduce  the same tree in the KA layer (ki/ka.hpp): a phase over the first `step`
 //               work-items per halving, no fibers; ka_tree_reduce_unchecked (and
-//               ka_matmul_unchecked): every phase written g.items(ki::ka::unchecked, ...), no
-//               bounds check of spans or local memory on simd_cpu
+//               ka_matmul_unchecked): every phase written g.items(ki::ka::unchecked, ...): no
+//               bounds check of spans or local memory on simd_cpu, and the phase's loop run as
+//               SIMD lanes (declared free of dependences between work-items)
 //   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats); ka_vadd_unchecked: the
 //               same with ki::ka::unchecked (no ki::span bounds checks on simd_cpu)
 //   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge);
@@ -36,7 +37,8 @@
 //               the CPU runs strides outermost and work-items innermost (memory in order)
 //   ka_matmul   the tiled matmul as KA phases on a static 16 x 16 work-group (ki::ka::groupsize):
 //               load both tiles, synchronize, then one phase per k (acc(i) += a(k, y) b(x, k), a
-//               loop over x the compiler vectorises), synchronize
+//               loop over x the compiler vectorises), synchronize; unchecked, the product of
+//               the tiles is one phase whose work-items loop over k, vectorised over x
 //
 // Every benchmark checks its result once before timing it and reports an error instead of a
 // number if it is wrong. Run: ki_bench_simd_cpu --benchmark_repetitions=3 (summary at the end).
@@ -365,11 +367,14 @@ struct ka_partial_sums {
   void operator()(G& g, ki::span<float> out, ki::span<const float> x) const {
     auto shared = g.template localmem<float, 256>([] {});
     phase<Unchecked>(g, [&](auto i) { shared[i.local_linear()] = x[i.global_linear()]; });
-    for (i64 step = g.groupsize_linear() / 2; step > 0; step /= 2)  // a phase over the first `step` items
+    for (i64 step = g.groupsize_linear() / 2; step > 0; step /= 2) {  // a phase over the first `step` items
+      g.synchronize();
       phase<Unchecked>(g, step, [&](auto i) {
         const i64 t = i.local_linear();
         shared[t] += shared[t + step];
       });
+    }
+    g.synchronize();
     g.items(1, [&](auto i) { out[i.group_linear()] = shared[0]; });  // work-item 0
   }
 };
@@ -517,7 +522,9 @@ struct ka_histogram {
     g.items([&](auto i) {
       for (i64 b = i.local_linear(); b < bins; b += n) local[b] = 0;
     });
+    g.synchronize();
     g.items([&](auto i) { local.atomic_fetch_add(x[i.global_linear()], 1u); });
+    g.synchronize();
     g.items([&](auto i) {
       for (i64 b = i.local_linear(); b < bins; b += n)
         if (local[b] != 0) ki::atomic_fetch_add(&hist[b], local[b]);

@@ -49,10 +49,12 @@ struct collective_options {
 };
 
 /// g.items(ki::ka::unchecked, f), ki::ka::foreach_index(b, space, f, ki::ka::unchecked): a phase
-/// whose ki::span accesses simd_cpu does not bounds-check, so that the compiler can vectorise its
-/// loop (a check may throw: a loop with one is not vectorised). An explicit choice, never made
-/// for the kernel: the reference backend keeps every check (run the kernel there, or under
-/// ki-check, to find a bad index), and a GPU checks none either way.
+/// that simd_cpu runs as SIMD lanes: no bounds check of its ki::span and local memory accesses (a
+/// check may throw: a loop with one is not vectorised), and its loop declared free of
+/// dependences between work-items (the model's rule for a phase: no two touch one element where
+/// one writes, atomics excepted), so that the compiler vectorises it. An explicit choice, never
+/// made for the kernel: the reference backend keeps every check (run the kernel there, or under
+/// ki-check, to find a bad index or a race), and a GPU checks none either way.
 struct unchecked_t {
   explicit unchecked_t() = default;
 };
