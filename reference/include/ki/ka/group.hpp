@@ -112,9 +112,9 @@ struct group_state {
   /// Phases in forward order mark each work-item before running it (the oracle).
   bool track = false;
   /// No order, no marks, every work-item inside the ndrange: the unchecked phases of a kernel
-  /// with a static size run as loops of constant length. (Set by start(), in the runtime: computed
-  /// in the kernel's function, where checked kernels do not use it, it made GCC 12 place their
-  /// loops in the cold section, 1.3x slower.)
+  /// with a static size run as loops of constant length (checked ones keep their path: routed
+  /// there, GCC 12 placed their loops in the cold section, 1.3x slower on the KA tree). Set by
+  /// start(), in the runtime: computed in the kernel's function, the same happened.
   bool whole = false;
   /// Counts the synchronisation points passed (synchronize, collectives): checked-access mode
   /// orders two work-items' accesses only across one.
@@ -307,7 +307,7 @@ class basic_cpu_group {
     const auto s = groupsize();
     const phase_mark mark(st_, where);
     try {
-      if constexpr (S::is_static && Unchecked) {  // (checked: in GCC 12's cold section, 1.5x slower)
+      if constexpr (S::is_static && Unchecked) {  // (checked phases keep the general path: group_state::whole)
         if (st_.whole) {
           const checks_off<Unchecked> off;
           constexpr auto w = S::value;
@@ -335,9 +335,7 @@ class basic_cpu_group {
             }
           } else {
             const checks_off<Unchecked> off;
-            if constexpr (Unchecked) run_row<true>(f, x, n, 0, 0);
-            else
-              for (x = 0; x < n; ++x) f(item_type(*this, x, 0, 0));
+            run_row<Unchecked>(f, x, n, 0, 0);
           }
         } else {
           const checks_off<Unchecked> off(!track);
@@ -581,16 +579,10 @@ class basic_cpu_group {
   /// matmul's accumulators), or an array against another part of itself (the tree's halving
   /// step). Exact for a kernel the model allows: work-items of a phase do not touch one element
   /// where one writes (except through atomics, which no compiler runs as lanes: ki/atomic.hpp).
-  /// Unroll: unrolled 4 times (a checked whole group).
-  template <bool Lanes, bool Unroll = false, class F>
+  template <bool Lanes, class F>
   KI_ALWAYS_INLINE void run_row(F& f, std::int64_t& x, std::int64_t n, std::int64_t y, std::int64_t z) {
     if constexpr (Lanes) {
       KI_DETAIL_KA_LANES
-      for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
-    } else if constexpr (Unroll) {
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC unroll 4
-#endif
       for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
     } else {
       for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
