@@ -377,7 +377,8 @@ TEMPLATE_LIST_TEST_CASE("ka: misuse is std::invalid_argument naming the value, b
              ContainsSubstring("8") && ContainsSubstring("4"));
   // A negative extent; a work-group size of 0; one beyond the device; more dimensions than the ndrange.
   CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{})({.ndrange = -3}, a); }), ContainsSubstring("-3"));
-  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, 0); }), ContainsSubstring("0"));
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, 0); }),
+             ContainsSubstring("workgroupsize 0: each dimension must be at least 1"));
   const i64 too_many = ki::max_work_group_size(b) + 1;
   CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{})({.ndrange = 16, .workgroupsize = too_many}, a); }),
              ContainsSubstring(std::to_string(too_many)) && ContainsSubstring("max_work_group_size"));
@@ -473,6 +474,19 @@ struct mixes_layers {
     });
   }
 };
+// More KernelInterface device functions in a KA kernel: a vote, a sub-group collective, an
+// index query, a sub-group query.
+struct mixes_more {
+  static constexpr unsigned line = __LINE__ + 5;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out, int what) const {
+    g.items([&](auto i) {
+      i64 v = 0;
+      if (what == 0) v = ki::sub_group_any(i.local_linear() > 0); else if (what == 1) v = ki::sub_group_reduce(std::plus<>{}, i64{1}); else if (what == 2) v = ki::get_local_id().x; else v = ki::get_sub_group_size();
+      out[i.global_linear()] = v;
+    });
+  }
+};
 // clang-format on
 }  // namespace ki_spec_ka
 
@@ -481,21 +495,30 @@ TEMPLATE_LIST_TEST_CASE(
     ki_test::backends) {
   auto b = ki_test::make<TestType>();
   auto out = ki::zeros<i64>(b, 32);
-  for (const int what : {0, 1}) {
-    ki::ka::kernel(b, mixes_layers{}, 16)({.ndrange = 32}, out, what);
+  const auto expect = [&](const std::string& fn, unsigned line) {
+    KI_INFO(fn);
     try {
       ki::synchronize(b);
       FAIL("no error");
     } catch (const ki::kernel_error& e) {
-      const std::string fn = what == 0 ? "barrier" : "shfl_xor";
-      const unsigned line = what == 0 ? mixes_layers::line_barrier : mixes_layers::line_shfl;
       CHECK(e.error_kind() == ki::kernel_error::kind::exception);
       CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
       CHECK_THAT(std::string(e.what()),
                  ki_test::ContainsSubstring("ki: " + fn + " at 15_ka_kernels.cpp:" + std::to_string(line) +
                                             " is a KernelInterface device function; a KA kernel"));
     }
+  };
+  for (const int what : {0, 1}) {
+    ki::ka::kernel(b, mixes_layers{}, 16)({.ndrange = 32}, out, what);
+    expect(what == 0 ? "barrier" : "shfl_xor", what == 0 ? mixes_layers::line_barrier : mixes_layers::line_shfl);
   }
+  // A vote, a sub-group collective, an index query and a sub-group query.
+  const char* names[] = {"sub_group_any", "sub_group_reduce", "get_local_id", "get_sub_group_size"};
+  for (const int what : {0, 1, 2, 3}) {
+    ki::ka::kernel(b, mixes_more{}, 16)({.ndrange = 32}, out, what);
+    expect(names[what], mixes_more::line);
+  }
+  CHECK(ki_test::read(b, out) == std::vector<i64>(32, 0));
 }
 #endif
 
@@ -1046,7 +1069,7 @@ struct reverse_tile_static {
     g.synchronize();
     g.items([&](auto i) {
       const i64 r = G::static_size_linear - 1 - i.local_linear();
-      out[i.global_linear()] = buf(r % s.x, r / s.x) + 1000 * (g.groupsize() == s);
+      out[i.global_linear()] = buf(r % s.x, r / s.x);
     });
   }
 };
@@ -1069,7 +1092,7 @@ TEMPLATE_LIST_TEST_CASE("ka: a static work-group size as a type gives @localmem 
       ki_test::read(b, out),
       [](i64 k) {
         const i64 x = k % 8, y = k / 8, r = 7 - (x % 4 + 4 * (y % 2));
-        return 1000 + (x / 4 * 4 + r % 4) + 8 * (y / 2 * 2 + r / 4);
+        return (x / 4 * 4 + r % 4) + 8 * (y / 2 * 2 + r / 4);
       },
       "out");
   // A launch's work-group size must be the static one; padding items of a partial group run no
@@ -1107,6 +1130,30 @@ struct bounded_sums {
 // clang-format on
 }  // namespace ki_spec_ka
 
+#if KI_KA_TEST_CPU
+/// The error synchronize reports for a launch (kernel `kernel`) whose collective at `line` has a
+/// groupsize bound below its work-groups' `size` work-items.
+template <class B>
+void check_bound_error(const B& b, const std::string& collective, const std::string& kernel, unsigned line, i64 bound,
+                       i64 size) {
+  const std::string at = "15_ka_kernels.cpp:" + std::to_string(line);
+  try {
+    ki::synchronize(b);
+    FAIL("no error");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::invalid_collective);
+    CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
+    CHECK(e.where() == at);
+    CHECK_THAT(
+        std::string(e.what()),
+        ki_test::ContainsSubstring("kernel '" + kernel + "': work-group (0, 0, 0): its group-level code called " +
+                                   collective + " at " + at) &&
+            ki_test::ContainsSubstring("groupsize = " + std::to_string(bound) + ", a bound below the work-group's " +
+                                       std::to_string(size) + " work-items"));
+  }
+}
+#endif
+
 TEMPLATE_LIST_TEST_CASE("ka: @groupreduce's groupsize bound: work-groups up to it reduce; a larger one is an error",
                         "[ka]", ki_test::backends) {
   auto b = ki_test::make<TestType>();
@@ -1127,19 +1174,7 @@ TEMPLATE_LIST_TEST_CASE("ka: @groupreduce's groupsize bound: work-groups up to i
 #if KI_KA_TEST_CPU
   // Above the bound (a GPU needs no bound and does not check it: docs/ka-layer.md).
   ki::ka::kernel(b, bounded_sums{})({.ndrange = 512, .workgroupsize = 128, .name = "bounded_sums"}, out, x, i64{100});
-  try {
-    ki::synchronize(b);
-    FAIL("no error");
-  } catch (const ki::kernel_error& e) {
-    CHECK(e.error_kind() == ki::kernel_error::kind::invalid_collective);
-    CHECK(e.group() == ki::xyz<i64>{0, 0, 0});
-    CHECK(e.where() == "15_ka_kernels.cpp:" + std::to_string(bounded_sums::line));
-    CHECK_THAT(std::string(e.what()),
-               ki_test::ContainsSubstring("kernel 'bounded_sums': work-group (0, 0, 0): its group-level code called "
-                                          "@groupreduce at 15_ka_kernels.cpp:" +
-                                          std::to_string(bounded_sums::line)) &&
-                   ki_test::ContainsSubstring("groupsize = 100, a bound below the work-group's 128 work-items"));
-  }
+  check_bound_error(b, "@groupreduce", "bounded_sums", bounded_sums::line, 100, 128);
 #endif
 }
 
@@ -1346,7 +1381,10 @@ TEMPLATE_LIST_TEST_CASE(
       CHECK_THAT(msg, ki_test::ContainsSubstring(what % 10 == 1 ? "overflowed its fiber stack"
                                                                 : "made an invalid memory access"));
       if (what % 10 == 2) {
-        CHECK_THAT(msg, ki_test::ContainsSubstring("work-group (2, 0, 0): its group-level code made an invalid"));
+        // (A fault's line is not known: the last phase's is named.)
+        CHECK_THAT(msg, ki_test::ContainsSubstring("work-group (2, 0, 0): its group-level code, after the phase at "
+                                                   "15_ka_kernels.cpp:" +
+                                                   std::to_string(faults::line - 2) + ", made an invalid"));
       } else {
         const std::string phase = "15_ka_kernels.cpp:" + std::to_string(faults::line);
         CHECK(e.where() == phase);
@@ -1367,3 +1405,239 @@ TEMPLATE_LIST_TEST_CASE(
   CHECK(ki_test::read(b, out) == std::vector<i64>(64, 1));
 }
 #endif
+
+namespace ki_spec_ka {
+// vecadd(A, @Const(B)) of the API text: I = @index(Global) (Linear); A[I] += B[I].
+struct vecadd {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<float> a, ki::span<const float> b) const {
+    g.items([&](auto i) { a[i.global_linear()] += b[i.global_linear()]; });
+  }
+};
+
+// Per work-item of a 3-D launch: its NTuple indices (Global, Local, Group) and @ndrange().
+struct record_tuples {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out) const {
+    const auto e = g.ndrange_extents();  // @ndrange(), group-level
+    g.items([&](auto i) {
+      const auto gl = i.global_tuple();
+      const auto lo = i.local_tuple();
+      const auto gr = i.group_tuple();
+      const i64 k = 12 * i.global_linear();
+      out[k] = gl[0], out[k + 1] = gl[1], out[k + 2] = gl[2];
+      out[k + 3] = lo[0], out[k + 4] = lo[1], out[k + 5] = lo[2];
+      out[k + 6] = gr[0], out[k + 7] = gr[1], out[k + 8] = gr[2];
+      out[k + 9] = e.x, out[k + 10] = e.y, out[k + 11] = e.z;
+    });
+  }
+};
+
+// A[I] = 100 I[1] + I[2] over the Cartesian indices of A.
+struct fill_cartesian {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> a) const {
+    g.items([&](auto i) {
+      const auto c = i.global();
+      a(c.x, c.y) = 100 * c.x + c.y;
+    });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: vecadd with a static work-group size of 64, the ndrange at launch and @Const(B)", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  const i64 n = 1024;
+  std::vector<float> hb(static_cast<std::size_t>(n));
+  for (i64 k = 0; k < n; ++k) hb[static_cast<std::size_t>(k)] = static_cast<float>(k % 17) * 0.25f;
+  auto a = ki_test::filled<float>(b, n, 1.0f);  // A = ones(1024)
+  auto bb = ki::to_device(b, hb);
+  ki::ka::kernel k(b, vecadd{}, 64);        // vecadd(CPU(), 64)
+  k({.ndrange = n}, a, ki::ka::Const(bb));  // (A, B, ndrange = size(A))
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, a), [&](i64 i) { return 1.0f + hb[static_cast<std::size_t>(i)]; }, "A");
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: a 3-D ndrange: @index NTuple forms, @ndrange(), and the default work-group size (8, 8, 4)",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  const auto check = [&](const ki::ka::ndrange& r, ki::xyz<i64> s, const std::vector<i64>& h) {
+    const auto e = r.extents(), f = r.firsts();
+    i64 bad = 0;
+    for (i64 z = 0; z < e.z; ++z)
+      for (i64 y = 0; y < e.y; ++y)
+        for (i64 x = 0; x < e.x; ++x) {
+          const std::size_t k = static_cast<std::size_t>(12 * (x + e.x * (y + e.y * z)));
+          const i64 want[12] = {f.x + x, f.y + y, f.z + z, x % s.x, y % s.y, z % s.z,
+                                x / s.x, y / s.y, z / s.z, e.x,     e.y,     e.z};
+          for (std::size_t d = 0; d < 12; ++d) bad += h[k + d] != want[d];
+        }
+    return bad;
+  };
+  // Offset ranges in x and z, partial groups in x and y: 6 x 3 x 2 indices in 2 x 2 x 1 groups.
+  const ki::ka::ndrange r{ki::range{-1, 5}, 3, ki::range{2, 4}};
+  auto out = ki_test::filled<i64>(b, 12 * 36, -7);
+  ki::ka::kernel(b, record_tuples{}, {4, 2, 2})({.ndrange = r}, out);
+  ki::synchronize(b);
+  CHECK(check(r, {4, 2, 2}, ki_test::read(b, out)) == 0);
+  // A dynamic kernel launched without a work-group size: (8, 8, 4) for three dimensions.
+  const ki::ka::ndrange big{10, 9, 5};
+  auto out2 = ki_test::filled<i64>(b, 12 * 450, -7);
+  ki::ka::kernel(b, record_tuples{})({.ndrange = big}, out2);
+  ki::synchronize(b);
+  CHECK(check(big, {8, 8, 4}, ki_test::read(b, out2)) == 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: an ndrange of an array's Cartesian indices (ndrange = CartesianIndices(A))", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto a = ki::zeros<i64>(b, {5, 3});
+  const auto r = ki::ka::ndrange::of(a.extents(), 2);  // CartesianIndices(A) of a 5 x 3 array
+  CHECK(r == ki::ka::ndrange{5, 3});
+  ki::ka::kernel(b, fill_cartesian{}, {4, 2})({.ndrange = r}, a);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64 k) { return 100 * (k % 5) + k / 5; }, "A");
+}
+
+#if KI_KA_TEST_CPU
+namespace ki_spec_ka {
+// reverse_block! with @synchronize(cond), cond false for every work-item (no side effects).
+struct reverse_block_cond {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<double> a, i64 flag) const {
+    const i64 n = g.groupsize_linear();
+    auto buf = g.template localmem<i64, 8>([] {});
+    g.items([&](auto i) { buf[i.local_linear()] = i.local_linear(); });
+    g.synchronize(flag > 0);
+    g.items([&](auto i) { a[i.global_linear()] = static_cast<double>(buf[n - 1 - i.local_linear()]); });
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: @synchronize(cond) always synchronises on the CPU, whatever cond is", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  for (const i64 flag : {i64{0}, i64{1}}) {
+    KI_INFO("cond " << (flag > 0));
+    auto a = ki::zeros<double>(b, 16);
+    ki::ka::kernel(b, reverse_block_cond{}, 8, 16)(a, flag);
+    ki::synchronize(b);
+    ki_test::check_all(
+        ki_test::read(b, a), [](i64 i) { return static_cast<double>(7 - i % 8); }, "A");
+  }
+}
+#endif
+
+TEMPLATE_LIST_TEST_CASE(
+    "ka: a work-group size or ndrange over the device's limits is refused, static ones at "
+    "construction",
+    "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  auto a = ki::zeros<double>(b, 16);
+  using ki_test::ContainsSubstring;
+  const auto msg = [&](auto&& f) { return ki_test::thrown_message<std::invalid_argument>(f); };
+  // A static size or ndrange is checked when the kernel is constructed, before any launch.
+  const i64 too_many = ki::max_work_group_size(b) + 1;
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, too_many); }),
+             ContainsSubstring(std::to_string(too_many)) && ContainsSubstring("max_work_group_size"));
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, 4, ki::ka::ndrange{-3}); }),
+             ContainsSubstring("ndrange (-3)"));
+  CHECK_THAT(msg([&] {
+               ki::ka::kernel(b, linear_example{}, {4, 4}, ki::ka::ndrange{16});
+             }),
+             ContainsSubstring("(4, 4)") && ContainsSubstring("(16)"));
+  // max_work_group_dims, where a dimension's limit is below max_work_group_size.
+  const auto maxd = ki::max_work_group_dims(b);
+  for (int d = 0; d < 3; ++d) {
+    if (maxd[static_cast<std::size_t>(d)] >= ki::max_work_group_size(b)) continue;
+    KI_INFO("dimension " << d << ": max_work_group_dims " << maxd[static_cast<std::size_t>(d)]);
+    i64 s[3] = {1, 1, 1};
+    s[d] = maxd[static_cast<std::size_t>(d)] + 1;
+    const ki::dims size(s[0], s[1], s[2]);
+    const std::string want =
+        "exceeds max_work_group_dims[" + std::to_string(d) + "] = " + std::to_string(maxd[static_cast<std::size_t>(d)]);
+    CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, size); }), ContainsSubstring(want));
+    CHECK_THAT(msg([&] {
+                 ki::ka::kernel(b, linear_example{})({.ndrange = {64, 64, 64}, .workgroupsize = size}, a);
+               }),
+               ContainsSubstring(want));
+  }
+  // max_num_groups: one work-item per group, one group too many in dimension 1.
+  const auto maxg = ki::max_num_groups(b);
+  const ki::ka::ndrange wide{1, maxg[1] + 1};
+  const std::string groups = "needs " + std::to_string(maxg[1] + 1) + " work-groups in dimension 1";
+  CHECK_THAT(msg([&] {
+               ki::ka::kernel(b, linear_example{})({.ndrange = wide, .workgroupsize = {1, 1}}, a);
+             }),
+             ContainsSubstring(groups));
+  CHECK_THAT(msg([&] { ki::ka::kernel(b, linear_example{}, {1, 1}, wide); }), ContainsSubstring(groups));
+  CHECK(ki_test::read(b, a) == std::vector<double>(16, 0.0));  // nothing ran
+}
+
+TEMPLATE_LIST_TEST_CASE("ka: foreach_index(f, arrays...) refuses arrays on different devices, naming them", "[ka]",
+                        ki_test::backends) {
+  auto b = ki_test::make_multi_device<TestType>();
+  const int saved = ki::device(b);
+  ki::set_device(b, 0);
+  auto y = ki::zeros<i64>(b, 8);
+  ki::set_device(b, 1);
+  auto x = ki::zeros<i64>(b, 8);
+  ki::set_device(b, 0);
+  const std::string m = ki_test::thrown_message<std::invalid_argument>([&] {
+    ki::ka::foreach_index(count_body{ki::argconvert(b, y), 0}, y, x);
+  });
+  ki::set_device(b, saved);
+  CHECK_THAT(m, ki_test::ContainsSubstring("array 1 is on device 1, array 0 on device 0"));
+  CHECK(ki_test::read(b, y) == std::vector<i64>(8, 0));  // nothing ran
+}
+
+namespace ki_spec_ka {
+// Inclusive @groupscan of x[i] (exactly n elements: evaluating val for a padding item throws),
+// with an optional groupsize bound.
+// (the tests name the lines of these calls, counted from __LINE__: kept as they are)
+// clang-format off
+struct prefix_sums {
+  static constexpr unsigned line = __LINE__ + 4;
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> out, ki::span<const i64> x, i64 bound) const {
+    auto s =
+        g.scan(std::plus<>{}, i64{0}, [&](auto i) { return x[i.global_linear()]; }, {.groupsize = bound});
+    g.items([&](auto i) { out[i.global_linear()] = s(i); });
+  }
+};
+// clang-format on
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: @groupscan: padding work-items add the neutral element unevaluated; its groupsize bound",
+                        "[ka]", ki_test::backends) {
+  auto b = ki_test::make<TestType>();
+  for (const i64 n : {i64{100}, i64{64}, i64{1}}) {
+    KI_INFO("n = " << n << ", groups of 32");
+    std::vector<i64> h(static_cast<std::size_t>(n));
+    for (i64 k = 0; k < n; ++k) h[static_cast<std::size_t>(k)] = k * 7 % 11;
+    auto x = ki::to_device(b, h);
+    auto out = ki::zeros<i64>(b, n);
+    ki::ka::kernel(b, prefix_sums{}, 32)({.ndrange = n}, out, x, i64{0});
+    ki::synchronize(b);
+    std::vector<i64> want(static_cast<std::size_t>(n));
+    for (i64 k = 0, acc = 0; k < n; ++k) {
+      acc = (k % 32 == 0 ? 0 : acc) + h[static_cast<std::size_t>(k)];
+      want[static_cast<std::size_t>(k)] = acc;
+    }
+    CHECK(ki_test::read(b, out) == want);
+  }
+#if KI_KA_TEST_CPU
+  std::vector<i64> h(64, 1);
+  auto x = ki::to_device(b, h);
+  auto out = ki::zeros<i64>(b, 64);
+  ki::ka::kernel(b, prefix_sums{})({.ndrange = 64, .workgroupsize = 64}, out, x, i64{64});  // at the bound
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, out), [](i64 k) { return k + 1; }, "out");
+  ki::ka::kernel(b, prefix_sums{})({.ndrange = 64, .workgroupsize = 64, .name = "prefix_sums"}, out, x, i64{32});
+  check_bound_error(b, "@groupscan", "prefix_sums", prefix_sums::line, 32, 64);
+#endif
+}

@@ -11,8 +11,14 @@
 // queries; shfl / shfl_down / shfl_up / shfl_xor with and without a width; ballot, any, all;
 // reduce, scan and exclusive scan with a non-commutative operator (affine maps under
 // composition) and with integer sums, with and without a width; a 16-byte struct with padding
-// shuffled as words; sub_group_barrier ordering local memory; atomics on global and local memory.
+// shuffled as words; sub_group_barrier ordering local memory; atomics on global and local memory;
+// KA kernels (ki/ka.hpp) over 1-D to 3-D ndranges with offsets and partial groups: indices,
+// @private, @groupreduce and @groupscan (non-commutative), ranged and unchecked phases, local
+// memory across @synchronize, local atomics, grid_stride.
 #include <cstdint>
+#include <functional>
+
+#include <ki/ka.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -184,9 +190,116 @@ std::vector<T> run(const B& b, const shape& s, i64 fields, F f, A&... extra) {
   return ki_test::read(b, out);
 }
 
+// --- the KA layer ----------------------------------------------------------------------------
+
+/// Per work-item (partial groups too): its indices, @private across @synchronize, a reduce and
+/// an inclusive and exclusive scan of affine maps (padding items: the neutral element), and a
+/// ranged phase.
+constexpr i64 ka_fields = 10;
+struct ka_items {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<u64> out) const {
+    auto p = g.template private_<u64, 2>();
+    const auto val = [&](auto i) { return affine{hash(static_cast<u64>(i.global_linear())) | 1u, 3u}; };
+    g.items([&](auto i) {
+      p[i][0] = hash(static_cast<u64>(i.global_linear()) + 11);
+      p[i][1] = static_cast<u64>(i.local_linear());
+    });
+    g.synchronize();
+    const u64 sum = g.reduce(std::plus<>{}, u64{0}, [&](auto i) { return p(i) % 1000; });
+    const auto in = g.scan(compose{}, affine{1, 0}, val);
+    const auto ex = g.scan(compose{}, affine{1, 0}, val, {.inclusive = false});
+    g.items([&](auto i) {
+      u64* o = &out[ka_fields * i.global_linear()];
+      const auto c = i.global();
+      o[0] = static_cast<u64>(c.x + 100) + (static_cast<u64>(c.y + 100) << 16) + (static_cast<u64>(c.z + 100) << 32);
+      o[1] = static_cast<u64>(i.local_linear()) + (static_cast<u64>(i.group_linear()) << 32);
+      o[2] = p[i][0] + (p[i][1] << 40);
+      o[3] = sum;
+      o[4] = pack(in(i));
+      o[5] = pack(ex(i));
+      o[6] = 0;
+    });
+    g.synchronize();
+    g.items(3, [&](auto i) { out[ka_fields * i.global_linear() + 6] = 1 + static_cast<u64>(i.local_linear()); });
+    g.items(ki::ka::unchecked, [&](auto i) {
+      out[ka_fields * i.global_linear() + 7] = static_cast<u64>(g.groupsize_linear());
+      const auto e = g.ndrange_extents();
+      out[ka_fields * i.global_linear() + 8] = static_cast<u64>(e.x + 1000 * e.y + 1000000 * e.z);
+      out[ka_fields * i.global_linear() + 9] = static_cast<u64>(g.group_linear());
+    });
+  }
+};
+
+/// Whole 1-D groups of 64: local memory reversed across @synchronize, local atomics into 8 bins,
+/// an unchecked ranged phase, and a grid-stride loop of global atomics.
+constexpr i64 ka_memory_fields = 3;
+struct ka_memory {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<u64> out, ki::span<u32> hist, i64 n) const {
+    auto buf = g.template localmem<u64, 64>([] {});
+    auto bins = g.template localmem<u32, 8>([] {});
+    g.items(8, [&](auto i) { bins[i.local_linear()] = 0; });
+    g.items([&](auto i) { buf[i.local_linear()] = hash(static_cast<u64>(i.global_linear()) * 5); });
+    g.synchronize();
+    g.items([&](auto i) {
+      out[ka_memory_fields * i.global_linear()] = buf[63 - i.local_linear()];
+      bins.atomic_fetch_add(buf[i.local_linear()] % 8, 1u);
+    });
+    g.synchronize();
+    g.items(ki::ka::unchecked, 8,
+            [&](auto i) { out[ka_memory_fields * i.global_linear() + 1] = bins[i.local_linear()]; });
+    g.items(ki::ka::unchecked, [&](auto i) {
+      if (i.local_linear() >= 8) out[ka_memory_fields * i.global_linear() + 1] = 0;
+    });
+    g.grid_stride(n, [&](auto i, i64 k) {
+      ki::atomic_fetch_add(&hist[hash(static_cast<u64>(k)) % 16], 1u);
+      if (k < i.global_linear() + 1) out[ka_memory_fields * i.global_linear() + 2] = static_cast<u64>(k);
+    });
+  }
+};
+
+template <class B>
+std::vector<u64> run_ka_items(const B& b, const ki::ka::ndrange& r, const ki::dims& size) {
+  auto out = ki_test::filled<u64>(b, r.count() * ka_fields, u64{0});
+  ki::ka::kernel(b, ka_items{})({.ndrange = r, .workgroupsize = size}, out);
+  return ki_test::read(b, out);
+}
+
 }  // namespace ki_spec_gpu_vs_reference
 
 using namespace ki_spec_gpu_vs_reference;
+
+TEMPLATE_LIST_TEST_CASE("gpu vs reference: KA kernels give the oracle's results", "[ka][differential]",
+                        ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const auto r = ki_test::config<TestType>::reference_of(b);
+  const struct {
+    ki::ka::ndrange range;
+    ki::dims size;
+  } cases[] = {{ki::ka::ndrange{1}, ki::dims(32)},
+               {ki::ka::ndrange{100}, ki::dims(32)},
+               {ki::ka::ndrange{1000}, ki::dims(256)},
+               {ki::ka::ndrange{ki::range{-2, 7}, ki::range{-1, 4}}, ki::dims(4, 2)},
+               {ki::ka::ndrange{ki::range{-1, 5}, 3, ki::range{2, 4}}, ki::dims(4, 2, 2)},
+               {ki::ka::ndrange{33, 17, 3}, ki::dims(8, 8, 2)}};
+  for (const auto& c : cases) {
+    KI_INFO("ndrange " << c.range.str() << ", work-groups of " << c.size.str());
+    compare(run_ka_items(b, c.range, c.size), run_ka_items(r, c.range, c.size), ka_fields, "KA per work-item values");
+  }
+  for (const i64 groups : {i64{1}, i64{5}}) {
+    const i64 items = 64 * groups, n = 3 * items + 17;
+    KI_INFO(groups << " work-groups of 64, grid_stride over " << n);
+    auto og = ki_test::filled<u64>(b, items * ka_memory_fields, u64{0});
+    auto orf = ki_test::filled<u64>(r, items * ka_memory_fields, u64{0});
+    auto hg = ki_test::filled<u32>(b, 16, 0u);
+    auto hr = ki_test::filled<u32>(r, 16, 0u);
+    ki::ka::kernel(b, ka_memory{}, ki::ka::groupsize<64>)({.ndrange = items}, og, hg, n);
+    ki::ka::kernel(r, ka_memory{}, ki::ka::groupsize<64>)({.ndrange = items}, orf, hr, n);
+    compare(ki_test::read(b, og), ki_test::read(r, orf), ka_memory_fields, "KA local memory values");
+    compare(ki_test::read(b, hg), ki_test::read(r, hr), 16, "KA grid-stride histogram");
+  }
+}
 
 TEMPLATE_LIST_TEST_CASE("gpu vs reference: indices, barrier, local memory and atomics give the oracle's results",
                         "[indices][differential]", ki_test::backends) {

@@ -312,7 +312,8 @@ TEST_CASE("checked: the trace hook sees every recorded access with its work-item
 // (the tests name the lines of these accesses, counted from __LINE__: kept as they are)
 // clang-format off
 /// Each work-item writes its slot of local memory and reads its neighbour's: in one phase
-/// (what 0), in two phases with no synchronize between (what 1), or with one (what 2).
+/// (what 0), in two phases with no synchronize between (what 1), or with one (what 2; what 3:
+/// @synchronize(cond) with cond false, which on the CPU always synchronises).
 struct ka_neighbours {
   static constexpr unsigned line_mem = __LINE__ + 3, line_write = __LINE__ + 5, line_read = __LINE__ + 9;
   template <class G>
@@ -322,7 +323,7 @@ struct ka_neighbours {
       buf[i.local_linear()] = i.local_linear();
       if (what == 0) out[i.global_linear()] = buf[(i.local_linear() + 1) % 16];
     });
-    if (what == 2) g.synchronize();
+    if (what == 2) g.synchronize(); else if (what == 3) g.synchronize(what < 0);
     g.items([&](auto i) { if (what != 0) out[i.global_linear()] = buf[(i.local_linear() + 1) % 16]; });
   }
 };
@@ -356,10 +357,14 @@ TEST_CASE("checked: KA phases race without a synchronize between them, and not a
                      ", with no synchronize between them") != std::string::npos);
     }
   }
-  ki::ka::kernel(b, ka_neighbours{}, ki::ka::groupsize<16>)({.ndrange = 32}, out, 2);
-  ki::synchronize(b);
-  const auto h = ki::to_host(b, out);
-  for (i64 k = 0; k < 32; ++k) CHECK(h[static_cast<std::size_t>(k)] == (k + 1) % 16);
+  for (const int what : {2, 3}) {
+    INFO("what " << what);
+    ki::copyto(b, out, std::vector<i64>(32, -1));
+    ki::ka::kernel(b, ka_neighbours{}, ki::ka::groupsize<16>)({.ndrange = 32}, out, what);
+    ki::synchronize(b);
+    const auto h = ki::to_host(b, out);
+    for (i64 k = 0; k < 32; ++k) CHECK(h[static_cast<std::size_t>(k)] == (k + 1) % 16);
+  }
 }
 
 /// What does not race: local atomics, writes of a work-item's own element in several phases,

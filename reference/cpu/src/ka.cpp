@@ -342,7 +342,7 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
 }
 
 /// One thread's KA group runner: the group's memory and the phases' order.
-class ka_runner final : public ki::ka::detail::cpu_services {
+class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::detail::group_source {
  public:
   ka_runner() = default;
   /// Per launch (the runner is the thread's, kept across launches: its arena stays allocated).
@@ -361,7 +361,7 @@ class ka_runner final : public ki::ka::detail::cpu_services {
   };
   range_result run_range(const ki::ka::detail::cpu_launch_desc& d, i64 begin, i64 end, const std::atomic<i64>& stop,
                          reporter& rep) {
-    job_ = {&d, begin, end, &stop, &rep, {}, begin};
+    job_ = {&d, begin, end, &stop, &rep, {}, begin, begin, false};
     fibers_->reset(2);                // slot 0: the groups' fiber; slot 1: this thread's stack
     current_features = c_->features;  // (the device's, for the range's groups; a fault too ends here)
     const fiber_core::fault f = fibers_->run_guarded(&drive, this);
@@ -369,19 +369,21 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     if (c_->warnings != nullptr) races_.take_warnings(*c_->warnings);
     if (!f.happened) return std::move(job_.result);
     // The fiber is gone (not unwound): undo what it had set, and say where it was.
-    ka_running = false;
-    private_begin = private_end = 0;
-    ki::detail::checked::active = nullptr;
+    clear_thread_flags();
     ki::detail::span_checks_off = false;  // (a fault in an unchecked phase, g.items(ki::ka::unchecked, f))
     const auto& own = group_->state();
     const auto& st = own.view != nullptr ? *own.view : own;  // a statically sized kernel's copy
+    rep.set_group(id_of(d, job_.current));
     const std::string what = rep.fault_message(f, fibers_->stack_size());
     const kernel_error::kind kind = reporter::fault_kind(f);
     item_state first;
     range_result r;
     r.group = job_.current;
-    if (!st.in_phase) {
-      r.error = rep.group_error(kind, first, sync_point{group_where_, nullptr}, "its group-level code " + what);
+    if (!st.in_phase) {  // (the line is not known: the last phase's says where it was)
+      const std::string when =
+          st.phase.line != 0 ? ", after the phase at " + to_string(st.phase) + "," : " (before its first phase)";
+      r.error =
+          rep.group_error(kind, first, sync_point{group_where_, nullptr}, "its group-level code" + when + " " + what);
     } else if (st.current >= 0) {
       item_state it;
       const auto& g = d.groupsize;
@@ -399,88 +401,33 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     return r;
   }
 
-  std::optional<kernel_error> run(const ki::ka::detail::cpu_launch_desc& d, i64 linear, reporter& rep) {
-    if (c_->tracer == nullptr) [[likely]]
-      return run_group(d, linear, rep);
-    const xyz<i64> id = id_of(d, linear);
-    c_->tracer->group_begins(id);
-    auto e = run_group(d, linear, rep);
-    c_->tracer->group_ends(id, e ? &*e : nullptr);
-    return e;
-  }
   static xyz<i64> id_of(const ki::ka::detail::cpu_launch_desc& d, i64 linear) {
     const auto& n = d.groups;
     if (n.y == 1 && n.z == 1) return {linear, 0, 0};  // (1-D: no division per group)
     return {linear % n.x, (linear / n.x) % n.y, linear / (n.x * n.y)};
   }
 
-  std::optional<kernel_error> run_group(const ki::ka::detail::cpu_launch_desc& d, i64 linear, reporter& rep) {
-    const xyz<i64> id = id_of(d, linear);
-    arena_.reset();
-    locals_.clear();
-    privates_.clear();
-    group_where_ = {};
-    local_bytes_ = 0;
-    group_->start(id, nullptr, 0, c_->track_items, c_->tracer);
-    const xyz<i64> a = group_->active();
-    if (c_->order != ka_order::forward) {
-      order_.clear();
-      for (i64 z = 0; z < a.z; ++z)
-        for (i64 y = 0; y < a.y; ++y)
-          for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
-      if (c_->order == ka_order::reverse) {
-        std::reverse(order_.begin(), order_.end());
-      } else if (c_->order == ka_order::random) {
-        std::uint64_t s = c_->seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
-        for (std::size_t i = order_.size(); i > 1; --i) {
-          std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-          z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-          z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-          std::swap(order_[i - 1], order_[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
+  /// The kernel's typed code asks for each group of the range in turn: ends the one that ran
+  /// in `st` (its race check, its trace) and starts the next.
+  bool next(ki::ka::detail::group_state& st) override {
+    auto& j = job_;
+    if (j.running) {
+      j.running = false;
+      if (c_->check_races || c_->tracer != nullptr) [[unlikely]] {
+        if (auto e = end_group(*j.d)) {
+          j.result = {std::move(e), j.current};
+          return false;
         }
       }
-      group_->start(id, order_.data(), static_cast<i64>(order_.size()), c_->track_items, c_->tracer);
     }
-    rep.set_group(id);
-    // While this thread runs the group, only it touches the group's local and private memory:
-    // atomics on it may be plain operations (ki/atomic.hpp says why that is exact).
-    std::tie(private_begin, private_end) = arena_.first();
-    if (c_->check_races) {
-      races_.start(&group_->state(), &locals_, &privates_, log_, c_->fill_name, linear);
-      ki::detail::checked::active = &races_;  // (only kernels compiled in checked mode call it)
-    }
-    try {
-      ka_running = true;  // (a KI device function called in the kernel says so)
-      d.run_group(d.ctx, *group_);
-      ka_running = false;
-      private_begin = private_end = 0;
-      ki::detail::checked::active = nullptr;
-    } catch (...) {
-      ka_running = false;
-      private_begin = private_end = 0;
-      ki::detail::checked::active = nullptr;
-      const item_failure f = current_failure();
-      const auto& pf = group_->failure();
-      if (pf.happened) {
-        item_state it;
-        it.local_id = pf.local;
-        it.local_linear = pf.local.x + d.groupsize.x * (pf.local.y + d.groupsize.y * pf.local.z);
-        return rep.phase_error(f.kind, it, pf.where, f.message, f.at.line != 0 ? &f.at : nullptr);
-      }
-      item_state first;
-      return rep.group_error(f.kind, first, sync_point{group_where_, nullptr}, "its group-level code " + f.message);
-    }
-    if (c_->check_races)
-      if (const auto& r = races_.finish()) {
-        item_state it;
-        const auto& g = d.groupsize;
-        it.local_linear = r->item;
-        it.local_id = {r->item % g.x, r->item / g.x % g.y, r->item / (g.x * g.y)};
-        return rep.group_error(kernel_error::kind::data_race, it, sync_point{r->where, nullptr}, r->what);
-      }
-    return std::nullopt;
+    const i64 g = j.next;
+    if (g >= j.end || g >= j.stop->load(std::memory_order_relaxed)) return false;
+    j.next = g + 1;
+    j.current = g;
+    begin_group(*j.d, g, st);
+    j.running = true;
+    return true;
   }
-
   void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
     for (const auto& l : locals_)
       if (l.key == key) return l.p;
@@ -517,21 +464,115 @@ class ka_runner final : public ki::ka::detail::cpu_services {
     const std::atomic<i64>* stop = nullptr;
     reporter* rep = nullptr;
     range_result result;
-    i64 current = 0;
+    i64 current = 0;       ///< the group started last (its linear id)
+    i64 next = 0;          ///< the group to start next
+    bool running = false;  ///< `current` has started and not ended
   };
   // On the thread's own stack, inside run_guarded: the fiber runs the groups, then resumes it.
   static void drive(void* self) { static_cast<ka_runner*>(self)->fibers_->spawn(1, &entry, self); }
   static int entry(void* self) {
-    auto& r = *static_cast<ka_runner*>(self);
-    auto& j = r.job_;
-    for (i64 g = j.begin; g < j.end && g < j.stop->load(std::memory_order_relaxed); ++g) {
-      j.current = g;
-      if (auto e = r.run(*j.d, g, *j.rep)) {
-        j.result = {std::move(e), g};
-        break;
-      }
-    }
+    static_cast<ka_runner*>(self)->run_groups();
     return 1;
+  }
+
+  /// On the fiber: the kernel's typed code runs the range's groups (next() gives them). The
+  /// thread's flags are set once for the range.
+  void run_groups() {
+    auto& j = job_;
+    const auto& d = *j.d;
+    group_->set_view(nullptr);  // (a fault in an earlier range left it set)
+    // While this thread runs the range, only it touches the groups' local and private memory:
+    // atomics on it may be plain operations (ki/atomic.hpp says why that is exact).
+    std::tie(private_begin, private_end) = arena_.first();
+    ka_running = true;  // (a KI device function called in the kernel says so)
+    try {
+      d.run_groups(d.ctx, *group_, *this);
+    } catch (...) {
+      clear_thread_flags();
+      j.running = false;
+      j.result = {failure_of(d, *j.rep), j.current};
+      if (c_->tracer != nullptr) [[unlikely]]
+        c_->tracer->group_ends(id_of(d, j.current), &*j.result.error);
+      return;
+    }
+    clear_thread_flags();
+  }
+  static void clear_thread_flags() {
+    ka_running = false;
+    private_begin = private_end = 0;
+    ki::detail::checked::active = nullptr;
+  }
+
+  /// Before the kernel runs for the group `linear`: its memory, its place, its order, in st.
+  void begin_group(const ki::ka::detail::cpu_launch_desc& d, i64 linear, ki::ka::detail::group_state& st) {
+    const xyz<i64> id = id_of(d, linear);
+    if (c_->tracer != nullptr) [[unlikely]]
+      c_->tracer->group_begins(id);
+    arena_.reset();
+    locals_.clear();
+    privates_.clear();
+    group_where_ = {};
+    local_bytes_ = 0;
+    if (c_->order == ka_order::forward && !c_->track_items) [[likely]] {
+      ki::ka::detail::start_group(st, id, nullptr, 0, c_->tracer);
+    } else {  // the oracle: phases in the explored order, each work-item marked
+      ki::ka::detail::start_group(st, id, nullptr, 0, nullptr);  // (its active work-items)
+      const xyz<i64> a = st.active;
+      order_.clear();
+      for (i64 z = 0; z < a.z; ++z)
+        for (i64 y = 0; y < a.y; ++y)
+          for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
+      if (c_->order == ka_order::reverse) {
+        std::reverse(order_.begin(), order_.end());
+      } else if (c_->order == ka_order::random) {
+        std::uint64_t s = c_->seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
+        for (std::size_t i = order_.size(); i > 1; --i) {
+          std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+          z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+          z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+          std::swap(order_[i - 1], order_[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
+        }
+      }
+      ki::ka::detail::start_group(st, id, order_.data(), static_cast<i64>(order_.size()), c_->tracer);
+    }
+    if (c_->check_races) {
+      races_.start(&group_->state(), &locals_, &privates_, log_, c_->fill_name, linear);
+      // (Only kernels compiled in checked mode call it; instrumented ones (KI_CHECKED_HOOKS) for
+      // every load and store, the runtime's typed code around the kernel too: from here on.)
+      ki::detail::checked::active = &races_;
+    }
+  }
+
+  /// After the kernel ran for the group job_.current without an exception: its races, its trace.
+  std::optional<kernel_error> end_group(const ki::ka::detail::cpu_launch_desc& d) {
+    std::optional<kernel_error> e;
+    if (c_->check_races)
+      if (const auto& r = races_.finish()) {
+        item_state it;
+        const auto& g = d.groupsize;
+        it.local_linear = r->item;
+        it.local_id = {r->item % g.x, r->item / g.x % g.y, r->item / (g.x * g.y)};
+        job_.rep->set_group(id_of(d, job_.current));
+        e = job_.rep->group_error(kernel_error::kind::data_race, it, sync_point{r->where, nullptr}, r->what);
+      }
+    if (c_->tracer != nullptr) [[unlikely]]
+      c_->tracer->group_ends(id_of(d, job_.current), e ? &*e : nullptr);
+    return e;
+  }
+
+  /// The report of the exception being handled, thrown by the kernel for the group job_.current.
+  std::optional<kernel_error> failure_of(const ki::ka::detail::cpu_launch_desc& d, reporter& rep) {
+    const item_failure f = current_failure();
+    rep.set_group(id_of(d, job_.current));
+    const auto& pf = group_->failure();
+    if (pf.happened) {
+      item_state it;
+      it.local_id = pf.local;
+      it.local_linear = pf.local.x + d.groupsize.x * (pf.local.y + d.groupsize.y * pf.local.z);
+      return rep.phase_error(f.kind, it, pf.where, f.message, f.at.line != 0 ? &f.at : nullptr);
+    }
+    item_state first;
+    return rep.group_error(f.kind, first, sync_point{group_where_, nullptr}, "its group-level code " + f.message);
   }
 
   std::optional<fiber_core> fibers_;

@@ -38,7 +38,9 @@
 namespace ki {
 namespace detail {
 #if !KI_GPU_PASS
-inline const cpu::item_state& sub_group_item(const char* what) { return cpu::here(what); }
+inline const cpu::item_state& sub_group_item(const char* what, const source_location& where) {
+  return cpu::here(what, where);
+}
 #endif
 }  // namespace detail
 
@@ -46,54 +48,54 @@ inline const cpu::item_state& sub_group_item(const char* what) { return cpu::her
 
 /// The number of work-items in the caller's sub-group (at most the width).
 template <detail::query_integer T = std::int64_t>
-KI_DEVICE inline T get_sub_group_size() {
+KI_DEVICE inline T get_sub_group_size([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_PASS
   const std::int64_t w = warpSize, id = detail::gpu::local_linear() / w, rest = detail::gpu::local_count() - id * w;
   return static_cast<T>(rest < w ? rest : w);
 #else
-  return static_cast<T>(detail::sub_group_item("get_sub_group_size").sub_group_size);
+  return static_cast<T>(detail::sub_group_item("get_sub_group_size", where).sub_group_size);
 #endif
 }
 
 /// The sub-group width (warp / wavefront size); sub_group_size(backend) on the host.
 template <detail::query_integer T = std::int64_t>
-KI_DEVICE inline T get_max_sub_group_size() {
+KI_DEVICE inline T get_max_sub_group_size([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_PASS
   return static_cast<T>(warpSize);
 #else
-  return static_cast<T>(detail::sub_group_item("get_max_sub_group_size").group->sub_group_width);
+  return static_cast<T>(detail::sub_group_item("get_max_sub_group_size", where).group->sub_group_width);
 #endif
 }
 
 /// The number of sub-groups in the work-group: at least cld(items, width), and larger where
 /// several sub-groups are partial.
 template <detail::query_integer T = std::int64_t>
-KI_DEVICE inline T get_num_sub_groups() {
+KI_DEVICE inline T get_num_sub_groups([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_PASS
   return static_cast<T>((detail::gpu::local_count() + warpSize - 1) / warpSize);
 #else
-  return static_cast<T>(detail::sub_group_item("get_num_sub_groups").group->num_sub_groups);
+  return static_cast<T>(detail::sub_group_item("get_num_sub_groups", where).group->num_sub_groups);
 #endif
 }
 
 /// The index of the caller's sub-group within the work-group (0-based).
 template <detail::query_integer T = std::int64_t>
-KI_DEVICE inline T get_sub_group_id() {
+KI_DEVICE inline T get_sub_group_id([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_PASS
   return static_cast<T>(detail::gpu::local_linear() / warpSize);
 #else
-  return static_cast<T>(detail::sub_group_item("get_sub_group_id").sub_group_id);
+  return static_cast<T>(detail::sub_group_item("get_sub_group_id", where).sub_group_id);
 #endif
 }
 
 /// The caller's lane within its sub-group (0-based). It does not depend on which work-items
 /// are active.
 template <detail::query_integer T = std::int64_t>
-KI_DEVICE inline T get_sub_group_local_id() {
+KI_DEVICE inline T get_sub_group_local_id([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_PASS
   return static_cast<T>(detail::gpu::local_linear() % warpSize);
 #else
-  return static_cast<T>(detail::sub_group_item("get_sub_group_local_id").sub_group_lane);
+  return static_cast<T>(detail::sub_group_item("get_sub_group_local_id", where).sub_group_lane);
 #endif
 }
 

@@ -99,7 +99,10 @@ struct group_state {
   xyz<i64> size{}, groups{}, extents{}, firsts{};
   cpu_services* services = nullptr;
   xyz<i64> id{}, base{}, active{};
-  const i64* order = nullptr;  ///< local linear ids in the order each phase runs them, or null
+  /// The oracle: the local linear ids of the work-items inside the ndrange, in the order each
+  /// phase runs them (forward too), each marked before it runs (current), so that a fault names
+  /// it. Null: phases are plain loops (simd_cpu).
+  const i64* order = nullptr;
   i64 order_count = 0;
   phase_failure failure{};
   /// For the reports of faults (no exception: the runner regains control from a signal): the
@@ -109,12 +112,10 @@ struct group_state {
   i64 current = -1;
   /// The state of the statically sized copy the kernel runs on, if any (its phases are there).
   const group_state* view = nullptr;
-  /// Phases in forward order mark each work-item before running it (the oracle).
-  bool track = false;
-  /// No order, no marks, every work-item inside the ndrange: the unchecked phases of a kernel
+  /// No order, every work-item inside the ndrange: the unchecked phases of a kernel
   /// with a static size run as loops of constant length (checked ones keep their path: routed
   /// there, GCC 12 placed their loops in the cold section, 1.3x slower on the KA tree). Set by
-  /// start(), in the runtime: computed in the kernel's function, the same happened.
+  /// start_group(), in the runtime: computed in the kernel's function, the same happened.
   bool whole = false;
   /// Counts the synchronisation points passed (synchronize, collectives): checked-access mode
   /// orders two work-items' accesses only across one.
@@ -122,6 +123,29 @@ struct group_state {
   /// The tracer, while one watches (the oracle's ordered phases only), else null.
   ka_tracer* tracer = nullptr;
 };
+
+/// Starts the group `id` in st (the runner calls it before the kernel runs for the group).
+/// `order` (if not null) lists the local linear ids of the group's work-items inside the ndrange
+/// in the order each phase runs them.
+inline void start_group(group_state& st, xyz<i64> id, const i64* order, i64 order_count, ka_tracer* tracer = nullptr) {
+  const auto clip = [](i64 left, i64 size) { return left < 0 ? 0 : left < size ? left : size; };
+  const auto s = st.size;
+  st.id = id;
+  st.base = {id.x * s.x, id.y * s.y, id.z * s.z};
+  st.active = {clip(st.extents.x - st.base.x, s.x), clip(st.extents.y - st.base.y, s.y),
+               clip(st.extents.z - st.base.z, s.z)};
+  st.order = order;
+  st.order_count = order_count;
+  // (Field by field: `st.failure = {}` built the value on the stack and copied it with
+  // overlapping loads, a store-forwarding stall per group: 10% of foreach_index's vector add.)
+  st.failure.local = {};
+  st.failure.where = {};
+  st.failure.happened = false;
+  st.phase = {};
+  st.whole = order == nullptr && st.active == s;
+  st.epoch = 0;
+  st.tracer = tracer;
+}
 }  // namespace detail
 
 template <class S>
@@ -224,29 +248,6 @@ class basic_cpu_group {
   /// The same group, typed with another static size (a kernel with a static size runs on it).
   explicit basic_cpu_group(const detail::group_state& s) : st_(s) {}
 
-  /// Per group (the runner calls it before the kernel runs). `order` (if not null) lists the
-  /// local linear ids of the group's work-items inside the ndrange in the order each phase runs them.
-  void start(xyz<std::int64_t> id, const std::int64_t* order, std::int64_t order_count, bool track = false,
-             detail::ka_tracer* tracer = nullptr) {
-    const auto s = st_.size;
-    st_.id = id;
-    st_.base = {id.x * s.x, id.y * s.y, id.z * s.z};
-    st_.active = {clip(st_.extents.x - st_.base.x, s.x), clip(st_.extents.y - st_.base.y, s.y),
-                  clip(st_.extents.z - st_.base.z, s.z)};
-    st_.order = order;
-    st_.order_count = order_count;
-    // (Field by field: `st_.failure = {}` built the value on the stack and copied it with
-    // overlapping loads, a store-forwarding stall per group: 10% of foreach_index's vector add.)
-    st_.failure.local = {};
-    st_.failure.where = {};
-    st_.failure.happened = false;
-    st_.view = nullptr;
-    st_.track = track;
-    st_.whole = order == nullptr && !track && st_.active == s;
-    st_.epoch = 0;
-    st_.tracer = tracer;
-  }
-
   // --- group-level queries (@groupsize, @ndrange, @index(Group, ...)) ---
   xyz<std::int64_t> groupsize() const {
     if constexpr (S::is_static) return S::value;
@@ -325,44 +326,18 @@ class basic_cpu_group {
       }
       if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
-        const bool track = st_.track;  // the oracle: each work-item marked
+        const checks_off<Unchecked> off;
         if (s.y == 1 && s.z == 1) {
-          const std::int64_t n = count < a.x ? count : a.x;
-          if (track) {
-            for (x = 0; x < n; ++x) {
-              mark_current(st_, x);
-              f(item_type(*this, x, 0, 0));
-            }
-          } else {
-            const checks_off<Unchecked> off;
-            run_row<Unchecked>(f, x, n, 0, 0);
-          }
+          run_row<Unchecked>(f, x, count < a.x ? count : a.x, 0, 0);
         } else {
-          const checks_off<Unchecked> off(!track);
           for (z = 0; z < a.z; ++z)
             for (y = 0; y < a.y; ++y) {
               const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
-              const std::int64_t n = count - row < a.x ? count - row : a.x;
-              if (!track) {
-                run_row<Unchecked>(f, x, n, y, z);
-                continue;
-              }
-              for (x = 0; x < n; ++x) {
-                mark_current(st_, row + x);
-                f(item_type(*this, x, y, z));
-              }
+              run_row<Unchecked>(f, x, count - row < a.x ? count - row : a.x, y, z);
             }
         }
       } else {
-        const bool one_d = s.y == 1 && s.z == 1;
-        for (std::int64_t k = 0; k < st_.order_count; ++k) {
-          const std::int64_t l = st_.order[k];
-          if (l >= count) continue;
-          if (one_d) x = l;
-          else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
-          mark_current(st_, l);
-          f(item_type(*this, x, y, z));
-        }
+        ordered_items(f, count, x, y, z);
       }
     } catch (...) {
       st_.failure = {{x, y, z}, where, true};
@@ -385,7 +360,7 @@ class basic_cpu_group {
   KI_ALWAYS_INLINE void grid_stride(std::int64_t n, F&& f, source_location where = source_location::current()) {
     const auto e = st_.extents;
     const std::int64_t count = e.x * e.y * e.z;
-    if (st_.order != nullptr || st_.track) {  // the oracle: whole work-items, in its order
+    if (st_.order != nullptr) {  // the oracle: whole work-items, in its order
       items(
           [&](const item_type& i) {
             for (std::int64_t k = i.global_linear(); k < n; k += count) f(i, k);
@@ -478,6 +453,8 @@ class basic_cpu_group {
   /// call), and the whole state (a statically sized copy hands its failure back through it).
   const detail::phase_failure& failure() const { return st_.failure; }
   const detail::group_state& state() const { return st_; }
+  /// For the runner (detail::start_group, between the kernel's runs for its groups).
+  detail::group_state& state_for_runner() { return st_; }
   void set_failure(const detail::phase_failure& f) { st_.failure = f; }
   void set_view(const detail::group_state* v) { st_.view = v; }
 
@@ -515,16 +492,7 @@ class basic_cpu_group {
           return;
         }
       }
-      if (st_.order == nullptr && st_.track) {  // the oracle, forward: each work-item marked
-        const auto a = st_.active;
-        const auto s = groupsize();
-        for (z = 0; z < a.z; ++z)
-          for (y = 0; y < a.y; ++y)
-            for (x = 0; x < a.x; ++x) {
-              mark_current(st_, x + s.x * (y + s.y * z));
-              f(item_type(*this, x, y, z));
-            }
-      } else if (st_.order == nullptr) [[likely]] {
+      if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
         // (Set after phase_mark's fence, which would make the compiler read it again per access.)
         const checks_off<Unchecked> off;
@@ -543,15 +511,7 @@ class basic_cpu_group {
         for (z = 0; z < a.z; ++z)
           for (y = 0; y < a.y; ++y) run_row<Unchecked>(f, x, a.x, y, z);
       } else {
-        const auto s = groupsize();
-        const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
-        for (std::int64_t k = 0; k < st_.order_count; ++k) {
-          const std::int64_t l = st_.order[k];
-          if (one_d) x = l;
-          else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
-          mark_current(st_, l);
-          f(item_type(*this, x, y, z));
-        }
+        ordered_items(f, groupsize_linear(), x, y, z);
       }
     } catch (...) {
       st_.failure = {{x, y, z}, where, true};
@@ -586,6 +546,21 @@ class basic_cpu_group {
       for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
     } else {
       for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
+    }
+  }
+  /// The oracle's phase (group_state::order): f for the work-items of the order whose local
+  /// linear id is below count, each marked before it runs; (x, y, z) the running one's.
+  template <class F>
+  void ordered_items(F& f, std::int64_t count, std::int64_t& x, std::int64_t& y, std::int64_t& z) {
+    const auto s = groupsize();
+    const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
+    for (std::int64_t k = 0; k < st_.order_count; ++k) {
+      const std::int64_t l = st_.order[k];
+      if (l >= count) continue;
+      if (one_d) x = l;
+      else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
+      mark_current(st_, l);
+      f(item_type(*this, x, y, z));
     }
   }
   /// The work-item about to run (ordered phases: the oracle's reports of faults name it).
@@ -664,7 +639,6 @@ class basic_cpu_group {
     if (st_.tracer != nullptr) [[unlikely]]
       st_.tracer->sync(st_.id, "group collective", where);
   }
-  static std::int64_t clip(std::int64_t left, std::int64_t size) { return left < 0 ? 0 : left < size ? left : size; }
 
   detail::group_state st_;
 };

@@ -54,6 +54,29 @@ namespace detail {
 /// The default work-group size of a dynamic kernel launched without one: 256 work-items.
 inline dims default_groupsize(int rank) { return rank <= 1 ? dims(256) : rank == 2 ? dims(16, 16) : dims(8, 8, 4); }
 
+/// A work-group size against the device's limits (each dimension at least 1,
+/// max_work_group_size, max_work_group_dims): std::invalid_argument naming the value.
+template <class B>
+void check_groupsize(const B& b, const dims& size) {
+  using traits = backend_traits<B>;
+  std::int64_t total = 1;
+  for (int d = 0; d < size.rank(); ++d) {
+    if (size.too_large(d) || size[d] < 1)
+      bad("workgroupsize " + size.str() + ": each dimension must be at least 1 (dimension " + std::to_string(d) +
+          " is " + size.value_str(d) + ")");
+    total *= size[d];
+  }
+  const std::int64_t max = traits::max_work_group_size(b);
+  if (total > max)
+    bad("workgroupsize " + size.str() + " has " + std::to_string(total) +
+        " work-items; the device's max_work_group_size is " + std::to_string(max));
+  const auto maxd = traits::max_work_group_dims(b);
+  for (int d = 0; d < 3; ++d)
+    if (size[d] > maxd[static_cast<std::size_t>(d)])
+      bad("workgroupsize " + size.str() + ": dimension " + std::to_string(d) + " exceeds max_work_group_dims[" +
+          std::to_string(d) + "] = " + std::to_string(maxd[static_cast<std::size_t>(d)]));
+}
+
 template <class B>
 geometry resolve(const B& b, const ndrange& static_range, const dims& static_size, const launch_options& o) {
   using traits = backend_traits<B>;
@@ -74,22 +97,7 @@ geometry resolve(const B& b, const ndrange& static_range, const dims& static_siz
                                               : default_groupsize(range.rank());
   if (size.rank() > range.rank())
     bad("workgroupsize " + size.str() + " has more dimensions than the ndrange " + range.str());
-  std::int64_t total = 1;
-  for (int d = 0; d < size.rank(); ++d) {
-    if (size.too_large(d) || size[d] < 1)
-      bad("workgroupsize " + size.str() + ": each dimension must be at least 1 (dimension " + std::to_string(d) +
-          " is " + size.value_str(d) + ")");
-    total *= size[d];
-  }
-  const std::int64_t max = traits::max_work_group_size(b);
-  if (total > max)
-    bad("workgroupsize " + size.str() + " has " + std::to_string(total) +
-        " work-items; the device's max_work_group_size is " + std::to_string(max));
-  const auto maxd = traits::max_work_group_dims(b);
-  for (int d = 0; d < 3; ++d)
-    if (size[d] > maxd[static_cast<std::size_t>(d)])
-      bad("workgroupsize " + size.str() + ": dimension " + std::to_string(d) + " exceeds max_work_group_dims[" +
-          std::to_string(d) + "] = " + std::to_string(maxd[static_cast<std::size_t>(d)]));
+  check_groupsize(b, size);
   const xyz<std::int64_t> s{size[0], size[1], size[2]}, e = range.extents();
   const xyz<std::int64_t> groups{(e.x + s.x - 1) / s.x, (e.y + s.y - 1) / s.y, (e.z + s.z - 1) / s.z};
   const auto maxg = traits::max_num_groups(b);
@@ -172,11 +180,16 @@ class kernel {
     if (!range_.given()) detail::bad("kernel: the static ndrange is empty (give 1 to 3 extents or ranges)");
     if (range_.has_negative_extent()) detail::bad("kernel: ndrange " + range_.str() + ": an extent must be at least 0");
   }
+  /// A static work-group size, at construction: against the device's limits too (the active
+  /// device's now; a launch checks again, on the device active then), and with a static ndrange
+  /// the whole geometry (its rank, its number of work-groups).
   void check_size() const {
     if (!size_.given()) detail::bad("kernel: the static workgroupsize is empty (give 1 to 3 sizes)");
     for (int d = 0; d < size_.rank(); ++d)
       if (size_.too_large(d) || size_[d] < 1)
         detail::bad("kernel: workgroupsize " + size_.str() + ": each dimension must be at least 1");
+    if (range_.given()) (void)detail::resolve(b_, range_, size_, launch_options{});
+    else detail::check_groupsize(b_, size_);
   }
   /// An argument as the kernel receives it: converted by argconvert, a Const one as a span of
   /// const elements.

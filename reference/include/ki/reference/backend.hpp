@@ -436,7 +436,7 @@ struct ki::backend_traits<ki::reference::backend> {
     reference::detail::check_float64_arguments<A...>(b.device, shown);
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
-    const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_group, ctx.get(), nullptr};
+    const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_groups, ctx.get(), nullptr};
     reference::detail::submit_ka(b, d, std::move(ctx), std::move(shown));
   }
 };

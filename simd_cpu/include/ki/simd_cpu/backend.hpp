@@ -253,7 +253,7 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     const bound ctx{f, std::tuple<A...>(args...)};
     const std::string shown = name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({});
-    simd_cpu::detail::launch_ka(b, {g.range, g.groupsize, g.groups, &bound::run_group, &ctx, shown.c_str()});
+    simd_cpu::detail::launch_ka(b, {g.range, g.groupsize, g.groups, &bound::run_groups, &ctx, shown.c_str()});
   }
 };
 

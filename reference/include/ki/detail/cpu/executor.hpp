@@ -288,6 +288,13 @@ inline const item_state& here(const char* what) {
     outside_kernel(what);
   return *it;
 }
+/// The same for a call at `where` (the error names it).
+inline const item_state& here(const char* what, const source_location& where) {
+  item_state* it = current;
+  if (it == nullptr) [[unlikely]]
+    outside_kernel(what, &where);
+  return *it;
+}
 
 /// The executor of the running work-item's group (`what` names the caller outside kernels).
 inline executor& exec(const char* what) {
