@@ -192,6 +192,14 @@ std::vector<T> run(const B& b, const shape& s, i64 fields, F f, A&... extra) {
 
 // --- the KA layer ----------------------------------------------------------------------------
 
+// A KA kernel's operator() is a __host__ __device__ template, and so are its lambdas; run on
+// the reference backend too, their instances for the CPU group call its host functions, which
+// nvcc warns about (#20011, #20014) when it compiles those instances for the device, where they
+// never run (docs/ka-layer.md).
+#if defined(__NVCC__)
+#pragma nv_diag_suppress 20011, 20014
+#endif
+
 /// Per work-item (partial groups too): its indices, @private across @synchronize, a reduce and
 /// an inclusive and exclusive scan of affine maps (padding items: the neutral element), and a
 /// ranged phase.
