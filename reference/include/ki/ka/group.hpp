@@ -104,6 +104,8 @@ struct group_state {
   /// it. Null: phases are plain loops (simd_cpu).
   const i64* order = nullptr;
   i64 order_count = 0;
+  /// The order is forward (local linear order): phases need not read the list.
+  bool order_ascending = false;
   phase_failure failure{};
   /// For the reports of faults (no exception: the runner regains control from a signal): the
   /// phase running (in_phase) and, on the ordered path, its current work-item's local linear id.
@@ -126,8 +128,9 @@ struct group_state {
 
 /// Starts the group `id` in st (the runner calls it before the kernel runs for the group).
 /// `order` (if not null) lists the local linear ids of the group's work-items inside the ndrange
-/// in the order each phase runs them.
-inline void start_group(group_state& st, xyz<i64> id, const i64* order, i64 order_count, ka_tracer* tracer = nullptr) {
+/// in the order each phase runs them (`ascending`: in increasing order).
+inline void start_group(group_state& st, xyz<i64> id, const i64* order, i64 order_count, bool ascending = false,
+                        ka_tracer* tracer = nullptr) {
   const auto clip = [](i64 left, i64 size) { return left < 0 ? 0 : left < size ? left : size; };
   const auto s = st.size;
   st.id = id;
@@ -136,6 +139,7 @@ inline void start_group(group_state& st, xyz<i64> id, const i64* order, i64 orde
                clip(st.extents.z - st.base.z, s.z)};
   st.order = order;
   st.order_count = order_count;
+  st.order_ascending = ascending;
   // (Field by field: `st.failure = {}` built the value on the stack and copied it with
   // overlapping loads, a store-forwarding stall per group: 10% of foreach_index's vector add.)
   st.failure.local = {};
@@ -548,11 +552,28 @@ class basic_cpu_group {
       for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
     }
   }
-  /// The oracle's phase (group_state::order): f for the work-items of the order whose local
-  /// linear id is below count, each marked before it runs; (x, y, z) the running one's.
+  /// The oracle's phase (group_state::order): f for the work-items whose local linear id is
+  /// below count, in the order's sequence, each marked before it runs; (x, y, z) the running
+  /// one's. Forward (order_ascending), the loops run the active work-items directly: reading
+  /// the list cost the oracle's KA tree 1.6x. Inlined: as a function of its own, f's address
+  /// escaped into it, and GCC kept what the kernel's lambdas capture in memory in simd_cpu's
+  /// plain loops too (the checked KA matmul 4x slower, the unchecked tree 1.6x).
   template <class F>
-  void ordered_items(F& f, std::int64_t count, std::int64_t& x, std::int64_t& y, std::int64_t& z) {
+  KI_ALWAYS_INLINE void ordered_items(F& f, std::int64_t count, std::int64_t& x, std::int64_t& y, std::int64_t& z) {
     const auto s = groupsize();
+    if (st_.order_ascending) {
+      const auto a = st_.active;
+      for (z = 0; z < a.z; ++z)
+        for (y = 0; y < a.y; ++y) {
+          const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
+          const std::int64_t n = count - row < a.x ? count - row : a.x;
+          for (x = 0; x < n; ++x) {
+            mark_current(st_, row + x);
+            f(item_type(*this, x, y, z));
+          }
+        }
+      return;
+    }
     const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
     for (std::int64_t k = 0; k < st_.order_count; ++k) {
       const std::int64_t l = st_.order[k];
@@ -564,7 +585,7 @@ class basic_cpu_group {
     }
   }
   /// The work-item about to run (ordered phases: the oracle's reports of faults name it).
-  static void mark_current(detail::group_state& st, std::int64_t l) {
+  KI_ALWAYS_INLINE static void mark_current(detail::group_state& st, std::int64_t l) {
     st.current = l;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (st.tracer != nullptr) [[unlikely]]
