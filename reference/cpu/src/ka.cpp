@@ -350,7 +350,6 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     c_ = &c;
     log_ = log;
     group_.emplace(d.range, d.groupsize, d.groups, *this);
-    order_active_ = {-1, -1, -1};  // (the order's kind may differ from the last launch's)
     if (!fibers_ || fibers_->stack_size() != c.stack_size) fibers_.emplace(c.stack_size);
   }
 
@@ -516,23 +515,20 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     local_bytes_ = 0;
     if (c_->order == ka_order::forward && !c_->track_items) [[likely]] {
       ki::ka::detail::start_group(st, id, nullptr, 0, false, c_->tracer);
-    } else {  // the oracle: phases in the explored order, each work-item marked
+    } else if (c_->order == ka_order::forward) {  // the oracle, forward: each work-item marked
+      // (Forward phases run the active work-items directly: the order is only a marker.)
+      static constexpr i64 forward = 0;
+      ki::ka::detail::start_group(st, id, &forward, 0, true, c_->tracer);
+    } else {                                            // the oracle, exploring: phases in a reverse or random order
       ki::ka::detail::start_group(st, id, nullptr, 0);  // (its active work-items)
       const xyz<i64> a = st.active;
-      // Forward and reverse orders depend on the active work-items only: built again when they
-      // change (a partial group), not per group (65536 groups of 256: 2x the oracle's KA tree).
-      const bool same = c_->order != ka_order::random && order_active_ == a && order_size_ == d.groupsize;
-      if (!same) {
-        order_.clear();
-        for (i64 z = 0; z < a.z; ++z)
-          for (i64 y = 0; y < a.y; ++y)
-            for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
-        order_active_ = a;
-        order_size_ = d.groupsize;
-      }
+      order_.clear();
+      for (i64 z = 0; z < a.z; ++z)
+        for (i64 y = 0; y < a.y; ++y)
+          for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
       if (c_->order == ka_order::reverse) {
-        if (!same) std::reverse(order_.begin(), order_.end());
-      } else if (c_->order == ka_order::random) {
+        std::reverse(order_.begin(), order_.end());
+      } else {
         std::uint64_t s = c_->seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
         for (std::size_t i = order_.size(); i > 1; --i) {
           std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
@@ -541,8 +537,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
           std::swap(order_[i - 1], order_[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
         }
       }
-      ki::ka::detail::start_group(st, id, order_.data(), static_cast<i64>(order_.size()),
-                                  c_->order == ka_order::forward, c_->tracer);
+      ki::ka::detail::start_group(st, id, order_.data(), static_cast<i64>(order_.size()), false, c_->tracer);
     }
     if (c_->check_races) {
       races_.start(&group_->state(), &locals_, &privates_, log_, c_->fill_name, linear);
@@ -595,8 +590,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   std::vector<local> privates_;  ///< checked-access mode: the kernel's private memory
   std::size_t local_bytes_ = 0;
   std::vector<i64> order_;
-  xyz<i64> order_active_{-1, -1, -1}, order_size_{};  ///< what order_ was built for (forward, reverse)
-  source_location group_where_{};                     ///< where the group-level code failed, when the runtime knows
+  source_location group_where_{};  ///< where the group-level code failed, when the runtime knows
 };
 
 }  // namespace

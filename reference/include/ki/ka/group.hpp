@@ -100,11 +100,12 @@ struct group_state {
   cpu_services* services = nullptr;
   xyz<i64> id{}, base{}, active{};
   /// The oracle: the local linear ids of the work-items inside the ndrange, in the order each
-  /// phase runs them (forward too), each marked before it runs (current), so that a fault names
-  /// it. Null: phases are plain loops (simd_cpu).
+  /// phase runs them, each marked before it runs (current), so that a fault names it. Null:
+  /// phases are plain loops (simd_cpu).
   const i64* order = nullptr;
   i64 order_count = 0;
-  /// The order is forward (local linear order): phases need not read the list.
+  /// The oracle's order is forward (local linear order): phases run the active work-items
+  /// directly and do not read the list (the runtime passes an empty one).
   bool order_ascending = false;
   phase_failure failure{};
   /// For the reports of faults (no exception: the runner regains control from a signal): the
