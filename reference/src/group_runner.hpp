@@ -3,6 +3,9 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdio>
+#include <cstring>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -144,6 +147,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     start_round_state();
     fast_point_ = no_site;
     for (auto& p : pending_) p.clear();
+    masked_.clear();
     seq_count_.assign(static_cast<std::size_t>(layout_.count), 0);
     seq_log_.clear();
     width_log_.clear();
@@ -170,6 +174,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     cpu::current_exec = this;  // (current is set per work-item)
     cpu::current_group = &gs_;
     cpu::current_features = {d_->b->device.atomics64, d_->b->device.float64, d_->b->device.name};
+    cpu::gpu_dialect = d_->b->device.gpu_dialect;
     if (hook_) [[unlikely]]
       emit(trace_kind::group_start, -1, "", {});
 
@@ -179,6 +184,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     cpu::current_exec = nullptr;
     cpu::current_group = nullptr;
     cpu::current_features = {};
+    cpu::gpu_dialect = 0;
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     dirty_statuses_ = true;                                         // cleared below when the group finished normally
     cpu::current = nullptr;
@@ -259,6 +265,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     item& it = current();
     watch_.forget();  // a sync point (the spin watch)
     races_.flush();
+    if (cpu::masked(c.kind)) [[unlikely]]
+      return masked_collective(it, c);
     const i64 W = gs_.sub_group_width;
     note_collective(it, c);
     if (std::string bad = check_arguments(c, W); !bad.empty())
@@ -553,6 +561,128 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       ++trace_round_;
   }
 
+  // --- the emulated GPU's masked rendezvous (CUDA's *_sync intrinsics) ---
+  //
+  // The lanes of the caller's warp that the mask names meet; the call is performed once all of
+  // them have arrived. What CUDA leaves undefined is reported: a mask without the caller, a lane
+  // named that has no thread or has exited, lanes of one rendezvous executing different
+  // intrinsics. A named lane that waits elsewhere (a barrier, a rendezvous with another mask)
+  // and never arrives leaves the group unable to finish: the report lists where each waits.
+
+  struct pending_mask {
+    i64 sub_group;
+    std::uint64_t mask;
+    i64 arrived;
+  };
+
+  std::string mask_text(std::uint64_t m) const {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(m));
+    return buf;
+  }
+
+  void masked_collective(item& it, cpu::collective& c) {
+    const i64 sg = it.sub_group_id, lane = it.sub_group_lane;
+    const i64 size = layout_.size[static_cast<std::size_t>(sg)];
+    const std::uint64_t m = c.lane_mask;
+    const std::string call = std::string(collective_name(c.kind)) + " at " + to_string(c.where);
+    auto fail = [&](const std::string& why) {
+      throw item_failure{kernel_error::kind::invalid_collective,
+                         "warp " + std::to_string(sg) + ", lane " + std::to_string(lane) + ": " + call + " with mask " +
+                             mask_text(m) + ": " + why};
+    };
+    if ((m >> lane & 1u) == 0) fail("the mask does not name the calling lane (it must)");
+    const std::uint64_t present = size >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << size) - 1;
+    if ((m & ~present) != 0)
+      fail("the mask names lanes without a thread (" + mask_text(m & ~present) + "; the warp has " +
+           std::to_string(size) + " threads)");
+    for (i64 l = 0; l < size; ++l) {
+      if ((m >> l & 1u) == 0 || l == lane) continue;
+      const item& o = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
+      if (started(o) && status_[slot_of(o)] == status::running)
+        fail("lane " + std::to_string(l) + " (thread " + std::to_string(o.local_linear) +
+             "), which the mask names, has exited");
+    }
+    note_collective(it, c);
+    const std::size_t self = slot_of(it);
+    status_[self] = status::in_collective;
+    it.sync.coll = &c;
+    ++in_collective_;
+    if (hook_) [[unlikely]]
+      emit(trace_kind::arrive, it.local_linear, collective_name(c.kind), c.where, nullptr, 0);
+    // Lanes meet by mask: a lane that waits with another mask (an earlier or later call of its
+    // own, as diverged segments do) does not join this one; one that never comes leaves the
+    // group unable to finish, which the driver reports with where each lane waits.
+    auto p = std::find_if(masked_.begin(), masked_.end(),
+                          [&](const pending_mask& x) { return x.sub_group == sg && x.mask == m; });
+    if (p == masked_.end()) p = masked_.insert(masked_.end(), pending_mask{sg, m, 0});
+    if (++p->arrived < std::popcount(m)) return suspend(static_cast<int>(self));
+    masked_.erase(p);
+    resolve_masked(sg, m);
+    status_[self] = status::running;
+  }
+
+  void resolve_masked(i64 sg, std::uint64_t m) {
+    const i64 W = gs_.sub_group_width, size = layout_.size[static_cast<std::size_t>(sg)];
+    scope_at_.assign(static_cast<std::size_t>(W), nullptr);
+    i64 low = -1, high = 0;
+    for (i64 l = 0; l < size; ++l)
+      if (m >> l & 1u) {
+        scope_at_[static_cast<std::size_t>(l)] = items_[static_cast<std::size_t>(layout_.item_at(sg, l))].sync.coll;
+        if (low < 0) low = l;
+        high = l;
+      }
+    const cpu::scope scope{W, size, 0, W, scope_at_.data()};
+    const cpu::collective& first = *scope_at_[static_cast<std::size_t>(low)];
+    i64 lane = 0;
+    if (std::string bad = check_agreement(scope, &lane); !bad.empty())
+      throw item_failure{kernel_error::kind::collective_mismatch, "warp " + std::to_string(sg) + ": " + bad, true,
+                         layout_.item_at(sg, lane)};
+    const cpu::op_row& row = cpu::op(first.kind);
+    if (row.shape == cpu::op_shape::vote) {
+      row.segment(scope_at_.data(), size);
+    } else if (row.shape == cpu::op_shape::read) {
+      i64 unspecified = 0;
+      for (i64 l = low; l <= high; ++l) {
+        cpu::collective* c = scope_at_[static_cast<std::size_t>(l)];
+        if (c == nullptr) continue;
+        const i64 src = row.source(*c, l, 0, W, W);
+        if (src == cpu::own_value) std::memcpy(c->result, c->value, c->size);
+        else if (src >= 0 && src < size && scope_at_[static_cast<std::size_t>(src)] != nullptr)
+          std::memcpy(c->result, scope_at_[static_cast<std::size_t>(src)]->value, c->size);
+        else {
+          poison_.as_fill().fill(poison_.as_fill().ctx, c->result, c->size);
+          ++unspecified;
+        }
+      }
+      if (unspecified > 0) {
+        auto& e = unspecified_[to_string(first.where) + " " + collective_name(first.kind)];
+        if (e.count == 0) {
+          e.kind = "unspecified-lane-read";
+          e.where = to_string(first.where);
+          e.message = std::string(collective_name(first.kind)) + " at " + to_string(first.where) +
+                      " read lanes that the mask does not name (undefined on the GPU; filled with poison)";
+        }
+        e.count += unspecified;
+      }
+    }
+    const char* name = collective_name(first.kind);
+    for (i64 l = low; l <= high; ++l) {
+      if ((m >> l & 1u) == 0) continue;
+      item& p = items_[static_cast<std::size_t>(layout_.item_at(sg, l))];
+      p.sync.coll = nullptr;
+      // What __syncwarp orders, in checked-access mode: the span of lanes it names (a mask with
+      // gaps orders the lanes between too: races among those may be missed, none is invented).
+      if (row.orders_memory) races_.sub_group_barrier_passed(p.local_linear, low, high - low + 1);
+      --in_collective_;
+      if (hook_) [[unlikely]]
+        emit(trace_kind::leave, p.local_linear, name, first.where, nullptr, 0, trace_round_);
+      if (&p != cpu::current) ready_.push_back(static_cast<int>(p.local_linear));
+    }
+    if (hook_) [[unlikely]]
+      ++trace_round_;
+  }
+
   /// Without independent sub-groups, every sub-group executes the same communication functions
   /// in the same order: compare this one's k-th with the first sub-group that got that far.
   void check_sequence(i64 sg, const cpu::collective& c) {
@@ -717,6 +847,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   bool dirty_statuses_ = false;
   sub_group_layout layout_;
   std::vector<std::vector<pending_scope>> pending_;  // per sub-group: scopes with arrivals
+  std::vector<pending_mask> masked_;                // the emulated GPU's rendezvous with arrivals
   struct sequence_entry {
     i64 sub_group;
     cpu::collective_kind kind;

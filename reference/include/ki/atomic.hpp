@@ -38,6 +38,9 @@
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/detail/type_name.hpp>
 #endif
+#if KI_GPU_EMULATION
+#include <ki/detail/gpu/emulated_atomic.hpp>  // cuda::atomic_ref, __hip_atomic_*: the host's atomics
+#endif
 
 namespace ki {
 
@@ -54,7 +57,12 @@ concept atomic_value = atomic_integer<T> || atomic_float<T>;
 template <class T>
 inline constexpr bool always_false_atomic = false;
 
-#if KI_GPU_PASS && defined(__HIPCC__)
+#if KI_GPU_EMULATION
+// The emulated GPU: the GPU pass's atomic_ref_t and native live in detail::gpu, the CPU pass's in
+// detail::host; detail::atomic_ref_t (below them) takes one or the other per call.
+namespace gpu {
+#endif
+#if KI_GPU_HIP
 // HIP has no cuda::atomic_ref: the same interface over clang's __hip_atomic builtins, at agent
 // (device) scope like cuda::thread_scope_device. Orders are the __ATOMIC_* constants.
 template <class T>
@@ -94,7 +102,7 @@ __device__ inline int native(memory_order o) {
     default: return __ATOMIC_SEQ_CST;
   }
 }
-#elif KI_GPU_PASS
+#elif KI_GPU_CODE
 template <class T>
 using atomic_ref_t = ::cuda::atomic_ref<T, ::cuda::thread_scope_device>;
 __device__ inline ::cuda::memory_order native(memory_order o) {
@@ -106,7 +114,12 @@ __device__ inline ::cuda::memory_order native(memory_order o) {
     default: return ::cuda::memory_order_seq_cst;
   }
 }
-#else
+#endif
+#if KI_GPU_EMULATION
+}  // namespace gpu
+namespace host {
+#endif
+#if !KI_GPU_PASS
 // CPU backends run work-groups on several threads at once, so these are real atomics
 // (std::atomic_ref), tested for real, except on memory that only the running thread can touch:
 // the local memory of a work-group whose work-items all run on this thread and switch only at
@@ -198,6 +211,55 @@ inline std::memory_order native(memory_order o) {
     default: return std::memory_order_seq_cst;
   }
 }
+#endif
+#if KI_GPU_EMULATION
+}  // namespace host
+using host::not_lanes;
+/// Per call, the GPU pass's atomic (on the emulated GPU's threads) or the CPU pass's.
+template <class T>
+class atomic_ref_t {
+ public:
+  explicit atomic_ref_t(T& r) : p_(&r) {
+#if KI_CHECKED_ACCESS
+    if (gpu::emulated_thread())
+      if (checked::recorder* c = checked::active) c->atomic(&r);  // (host::atomic_ref_t's tells it itself)
+#endif
+  }
+#define KI_DETAIL_EMULATED_OP(ret, op, params, args)                                 \
+  ret op params const {                                                              \
+    if (gpu::emulated_thread()) return gpu::atomic_ref_t<T>(*p_).op args;            \
+    return host::atomic_ref_t<T>(*p_).op args;                                       \
+  }
+  KI_DETAIL_EMULATED_OP(T, load, (memory_order o), (native(o)))
+  KI_DETAIL_EMULATED_OP(void, store, (T v, memory_order o), (v, native(o)))
+  KI_DETAIL_EMULATED_OP(T, exchange, (T v, memory_order o), (v, native(o)))
+  KI_DETAIL_EMULATED_OP(bool, compare_exchange_strong, (T & e, T d, memory_order o, memory_order f),
+                        (e, d, native(o), native(f)))
+  KI_DETAIL_EMULATED_OP(bool, compare_exchange_weak, (T & e, T d, memory_order o, memory_order f),
+                        (e, d, native(o), native(f)))
+  KI_DETAIL_EMULATED_OP(T, fetch_add, (T v, memory_order o), (v, native(o)))
+  KI_DETAIL_EMULATED_OP(T, fetch_sub, (T v, memory_order o), (v, native(o)))
+  KI_DETAIL_EMULATED_OP(T, fetch_and, (T v, memory_order o), (v, native(o)))
+  KI_DETAIL_EMULATED_OP(T, fetch_or, (T v, memory_order o), (v, native(o)))
+  KI_DETAIL_EMULATED_OP(T, fetch_xor, (T v, memory_order o), (v, native(o)))
+#undef KI_DETAIL_EMULATED_OP
+  /// GPU threads only (the CPU pass computes min and max with atomic_update).
+  T fetch_min(T v, memory_order o) const { return gpu::atomic_ref_t<T>(*p_).fetch_min(v, gpu::native(o)); }
+  T fetch_max(T v, memory_order o) const { return gpu::atomic_ref_t<T>(*p_).fetch_max(v, gpu::native(o)); }
+
+ private:
+  // Each pass's own order type, from ki's (the overload taking the other pass's type is not
+  // viable: exactly one of these converts).
+  struct native {
+    memory_order o;
+    explicit native(memory_order x) : o(x) {}
+    operator decltype(gpu::native(memory_order{}))() const { return gpu::native(o); }
+    operator std::memory_order() const { return host::native(o); }
+  };
+  T* p_;
+};
+/// The emulated build passes ki's own orders to atomic_ref_t.
+inline memory_order native(memory_order o) { return o; }
 #endif
 /// The order a load may use (release/acq_rel make no sense for a load: the nearest valid one).
 KI_DEVICE inline memory_order load_order(memory_order o) {
@@ -322,9 +384,10 @@ KI_DEVICE T atomic_fetch_min(T* p, std::type_identity_t<T> v, memory_order o = m
                              const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_min");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_min");
-#if KI_GPU_PASS
-  return detail::atomic_ref_t<T>(*p).fetch_min(v, detail::native(o));
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH { return detail::atomic_ref_t<T>(*p).fetch_min(v, detail::native(o)); }
+#endif
+#if !KI_GPU_PASS
   return atomic_update(
       p, [v](T x) { return v < x ? v : x; }, o, where);  // C++20 has no fetch_min
 #endif
@@ -334,9 +397,10 @@ KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = m
                              const source_location& where = source_location::current()) {
   KI_DETAIL_TARGET_HAS(T, "atomic_fetch_max");
   KI_DETAIL_INTEGER_ONLY(T, "atomic_fetch_max");
-#if KI_GPU_PASS
-  return detail::atomic_ref_t<T>(*p).fetch_max(v, detail::native(o));
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH { return detail::atomic_ref_t<T>(*p).fetch_max(v, detail::native(o)); }
+#endif
+#if !KI_GPU_PASS
   return atomic_update(
       p, [v](T x) { return v > x ? v : x; }, o, where);
 #endif
@@ -345,22 +409,39 @@ KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = m
 #undef KI_DETAIL_TARGET_HAS
 #undef KI_DETAIL_RUNTIME_HAS
 
+#if KI_GPU_EMULATION
+#define KI_DETAIL_GPU_NATIVE(o) detail::gpu::native(o)
+#define KI_DETAIL_HOST_NATIVE(o) detail::host::native(o)
+#else
+#define KI_DETAIL_GPU_NATIVE(o) detail::native(o)
+#define KI_DETAIL_HOST_NATIVE(o) detail::native(o)
+#endif
 /// Orders memory accesses around it without an atomic operation (C++ atomic_thread_fence).
 KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst) {
-#if KI_GPU_PASS && defined(__HIPCC__)
-  switch (o) {  // __builtin_amdgcn_fence needs a constant order; relaxed orders nothing
-    case memory_order::relaxed: break;
-    case memory_order::acquire: __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); break;
-    case memory_order::release: __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); break;
-    case memory_order::acq_rel: __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); break;
-    default: __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); break;
+#if KI_GPU_HIP
+  KI_GPU_BRANCH {
+    switch (o) {  // __builtin_amdgcn_fence needs a constant order; relaxed orders nothing
+      case memory_order::relaxed: break;
+      case memory_order::acquire: __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); break;
+      case memory_order::release: __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); break;
+      case memory_order::acq_rel: __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent"); break;
+      default: __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); break;
+    }
+    return;
   }
-#elif KI_GPU_PASS
-  ::cuda::atomic_thread_fence(detail::native(o), ::cuda::thread_scope_device);
-#else
-  std::atomic_thread_fence(detail::native(o));
+#elif KI_GPU_CODE
+  KI_GPU_BRANCH {
+    ::cuda::atomic_thread_fence(KI_DETAIL_GPU_NATIVE(o), ::cuda::thread_scope_device);
+    return;
+  }
+#endif
+#if !KI_GPU_PASS
+  std::atomic_thread_fence(KI_DETAIL_HOST_NATIVE(o));
 #endif
 }
+
+#undef KI_DETAIL_GPU_NATIVE
+#undef KI_DETAIL_HOST_NATIVE
 
 }  // namespace ki
 

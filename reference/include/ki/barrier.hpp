@@ -15,9 +15,10 @@
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
-#if KI_GPU_PASS
+#if KI_GPU_CODE
 #include <ki/detail/gpu/intrinsics.hpp>
-#else
+#endif
+#if !KI_GPU_PASS
 #include <ki/detail/cpu/barrier.hpp>
 #include <ki/detail/cpu/checked.hpp>
 #endif
@@ -34,20 +35,28 @@ KI_DEVICE constexpr barrier_flags operator&(barrier_flags a, barrier_flags b) {
 }
 
 KI_DEVICE inline void barrier(source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  (void)where;
-  __syncthreads();
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    (void)where;
+    KI_GPU_SYNCTHREADS(where);
+    return;
+  }
+#endif
+#if !KI_GPU_PASS
   detail::cpu::barrier(where);
 #endif
 }
 
 KI_DEVICE inline void barrier(barrier_flags flags, source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  (void)where;
-  (void)flags;
-  __syncthreads();  // orders global and shared memory: at least as strong as any flag set
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    (void)where;
+    (void)flags;
+    KI_GPU_SYNCTHREADS(where);  // orders global and shared memory: at least as strong as any flag set
+    return;
+  }
+#endif
+#if !KI_GPU_PASS
 #if KI_CHECKED_ACCESS
   detail::checked::barrier_flags(static_cast<unsigned>(flags));
 #else

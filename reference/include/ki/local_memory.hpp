@@ -23,9 +23,10 @@
 #include <ki/detail/cpu/checked.hpp>
 #include <ki/detail/type_name.hpp>
 #endif
-#if KI_GPU_PASS
+#if KI_GPU_CODE
 #include <ki/detail/gpu/intrinsics.hpp>
-#else
+#endif
+#if !KI_GPU_PASS
 #include <ki/detail/cpu/executor.hpp>
 #endif
 
@@ -148,11 +149,14 @@ KI_DEVICE inline local_array<T, Dims...> localmemory(Key, source_location where 
   static_assert(std::is_class_v<Key>,
                 "localmemory: pass a fresh lambda as the call-site key, e.g. localmemory<T, N>([] {})");
   constexpr std::size_t count = (Dims * ...);
-#if KI_GPU_PASS
-  (void)where;
-  alignas(T) __shared__ unsigned char storage[sizeof(T) * count];  // (clang: alignas first)
-  return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    (void)where;
+    KI_GPU_SHARED_BYTES(T, storage, sizeof(T) * count);
+    return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
+  }
+#endif
+#if !KI_GPU_PASS
   void* p = detail::cpu::exec("localmemory", where)
                 .local_memory(&detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
   return local_array<T, Dims...>(static_cast<T*>(p));

@@ -23,6 +23,39 @@
 #define KI_GPU_PASS 0
 #endif
 
+/// The emulated GPU (docs/offload.md, "The emulated GPU"): 0, or the dialect whose GPU pass a
+/// host compilation also contains, run on the oracle's work-items: 1 CUDA (warps of 32, the
+/// *_sync intrinsics), 2 HIP (wavefronts of 64 in lockstep, HIP 5.2's intrinsics). Set by the
+/// CMake targets ki::emulated_cuda / ki::emulated_hip, never by nvcc or hipcc.
+#ifndef KI_GPU_EMULATION
+#define KI_GPU_EMULATION 0
+#endif
+#if KI_GPU_EMULATION && (defined(__CUDACC__) || defined(__HIPCC__))
+#error "KI_GPU_EMULATION is for host compilers: nvcc and hipcc compile the real GPU pass"
+#endif
+/// 1 where the GPU pass's code is compiled: the device pass of nvcc / hipcc, or a host
+/// compilation with the emulated GPU (where it sits beside the CPU pass's code).
+#if KI_GPU_PASS || KI_GPU_EMULATION
+#define KI_GPU_CODE 1
+#else
+#define KI_GPU_CODE 0
+#endif
+/// 1 where the GPU code is HIP's (hipcc's device pass, or the emulated HIP dialect).
+#if (KI_GPU_PASS && defined(__HIPCC__)) || KI_GPU_EMULATION == 2
+#define KI_GPU_HIP 1
+#else
+#define KI_GPU_HIP 0
+#endif
+/// Opens the GPU branch of a device function that has both: `KI_GPU_BRANCH { ...; return; }`
+/// (the branch always ends in a return). In a device pass the block is simply the body; with
+/// the emulated GPU it runs on the emulated GPU's threads only, and every other caller (the
+/// CPU backends' work-items, in the same program) goes on to the CPU code after it.
+#if KI_GPU_PASS
+#define KI_GPU_BRANCH
+#elif KI_GPU_EMULATION
+#define KI_GPU_BRANCH if (::ki::detail::gpu::emulated_thread())
+#endif
+
 /// A lambda usable as a kernel on every backend: `KI_LAMBDA(ki::span<float> a) { ... }`.
 /// Captures by value (kernels receive copies, as on GPUs). nvcc needs --extended-lambda.
 #define KI_LAMBDA [=] KI_DEVICE

@@ -17,7 +17,8 @@
 #include <string>
 
 #include <ki/detail/cpu/executor.hpp>
-#else
+#endif
+#if KI_GPU_CODE
 #include <array>
 #include <cstddef>
 #include <type_traits>
@@ -33,7 +34,8 @@ inline void print_line(const std::string& line) {
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
 }
-#else
+#endif
+#if KI_GPU_CODE
 template <class... A>
 inline constexpr bool always_false = false;
 
@@ -100,11 +102,15 @@ __device__ auto print_arg(const A& a) {
 /// called, for the error outside a kernel.
 template <bool Newline, class... Args>
 KI_DEVICE void print_out([[maybe_unused]] const char* name, const Args&... args) {
-#if KI_GPU_PASS
-  // One printf per call: device printf writes each call's output as one record.
-  constexpr auto format = print_format<Newline, Args...>();
-  printf(format.data(), print_arg(args)...);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    // One printf per call: device printf writes each call's output as one record.
+    constexpr auto format = print_format<Newline, Args...>();
+    KI_GPU_PRINTF(format.data(), print_arg(args)...);
+    return;
+  }
+#endif
+#if !KI_GPU_PASS
   // A device function: refused on the host outside any kernel (variadic, so no line to name).
   if (cpu::current == nullptr && !cpu::ka_running) [[unlikely]]
     cpu::outside_kernel(name);

@@ -39,7 +39,7 @@
 
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
-#if KI_GPU_PASS
+#if KI_GPU_CODE
 #include <ki/detail/gpu/intrinsics.hpp>
 #endif
 #include <cerrno>
@@ -208,12 +208,12 @@ inline std::uint64_t global_linear_here() {
   return std::uint64_t((g.global_base.x + l.x) + sx * ((g.global_base.y + l.y) + sy * (g.global_base.z + l.z)));
 }
 #endif
-#if KI_GPU_PASS
+#if KI_GPU_CODE
 namespace gpu {
 /// The launch's seed, which the kernel entry (ki/offload/launch.hpp) writes in every thread
 /// before the kernel runs: 8 bytes of shared memory per block, in every kernel.
 __device__ inline std::uint64_t& rand_launch_seed() {
-  __shared__ std::uint64_t seed;
+  KI_GPU_SHARED(std::uint64_t, seed);
   return seed;
 }
 /// A thread's stream: valid for its block while `tag` is the block's. Shared memory starts with
@@ -227,7 +227,7 @@ struct rand_slot {
 };
 inline constexpr int rand_max_threads = 1024;
 __device__ inline rand_slot& rand_slot_here() {
-  __shared__ rand_slot slots[rand_max_threads];
+  KI_GPU_SHARED(rand_slot[rand_max_threads], slots);
   const std::uint64_t block =
       blockIdx.x + std::uint64_t(gridDim.x) * (blockIdx.y + std::uint64_t(gridDim.y) * blockIdx.z);
   const std::uint64_t tag = splitmix64(rand_launch_seed() ^ splitmix64(block + 1)) | 1;
@@ -251,11 +251,14 @@ __device__ inline std::uint64_t global_linear() {
 template <class T>
 KI_DEVICE T rand(source_location where = source_location::current()) {
   static_assert(detail::rand_type_v<T>, "ki::rand draws int32, uint32, int64, uint64, float, double (and _Float16)");
-#if KI_GPU_PASS
-  (void)where;  // (no checks on GPUs: the oracle's)
-  detail::gpu::rand_slot& s = detail::gpu::rand_slot_here();
-  return rand_value<T>(s.key, detail::gpu::global_linear(), s.draws++);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    (void)where;  // (no checks on GPUs: the oracle's)
+    detail::gpu::rand_slot& s = detail::gpu::rand_slot_here();
+    return rand_value<T>(s.key, detail::gpu::global_linear(), s.draws++);
+  }
+#endif
+#if !KI_GPU_PASS
   detail::cpu::rand_slot& s = detail::rand_slot_here("ki::rand", where);
   if (s.draws == 0 && !s.seeded) {
     if (auto* c = detail::cpu::current_group->rand->check) c->unseeded_draw(*detail::cpu::current, where);
@@ -273,6 +276,13 @@ __device__ inline void seed(std::uint64_t s, source_location = source_location::
 }
 #else
 inline void seed(std::uint64_t s, source_location where = source_location::current()) {
+#if KI_GPU_EMULATION
+  KI_GPU_BRANCH {
+    detail::gpu::rand_slot& slot = detail::gpu::rand_slot_here();
+    slot.key = s, slot.draws = 0, slot.seeded = 1;
+    return;
+  }
+#endif
   detail::cpu::rand_slot& slot = detail::rand_slot_here("ki::seed", where);
   if (auto* c = detail::cpu::current_group->rand->check) c->seeded(*detail::cpu::current, s, slot.draws, where);
   slot = {s, slot.epoch, 0, true};

@@ -28,9 +28,10 @@
 #include <ki/detail/shuffleable.hpp>
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
-#if KI_GPU_PASS
+#if KI_GPU_CODE
 #include <ki/detail/gpu/sub_group.hpp>
-#else
+#endif
+#if !KI_GPU_PASS
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/detail/type_name.hpp>
 #endif
@@ -49,10 +50,13 @@ inline const cpu::item_state& sub_group_item(const char* what, const source_loca
 /// The number of work-items in the caller's sub-group (at most the width).
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_size([[maybe_unused]] source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  const std::int64_t w = warpSize, id = detail::gpu::local_linear() / w, rest = detail::gpu::local_count() - id * w;
-  return static_cast<T>(rest < w ? rest : w);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    const std::int64_t w = warpSize, id = detail::gpu::local_linear() / w, rest = detail::gpu::local_count() - id * w;
+    return static_cast<T>(rest < w ? rest : w);
+  }
+#endif
+#if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_sub_group_size", where).sub_group_size);
 #endif
 }
@@ -60,9 +64,12 @@ KI_DEVICE inline T get_sub_group_size([[maybe_unused]] source_location where = s
 /// The sub-group width (warp / wavefront size); sub_group_size(backend) on the host.
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_max_sub_group_size([[maybe_unused]] source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  return static_cast<T>(warpSize);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    return static_cast<T>(warpSize);
+  }
+#endif
+#if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_max_sub_group_size", where).group->sub_group_width);
 #endif
 }
@@ -71,9 +78,12 @@ KI_DEVICE inline T get_max_sub_group_size([[maybe_unused]] source_location where
 /// several sub-groups are partial.
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_num_sub_groups([[maybe_unused]] source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  return static_cast<T>((detail::gpu::local_count() + warpSize - 1) / warpSize);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    return static_cast<T>((detail::gpu::local_count() + warpSize - 1) / warpSize);
+  }
+#endif
+#if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_num_sub_groups", where).group->num_sub_groups);
 #endif
 }
@@ -81,9 +91,12 @@ KI_DEVICE inline T get_num_sub_groups([[maybe_unused]] source_location where = s
 /// The index of the caller's sub-group within the work-group (0-based).
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_id([[maybe_unused]] source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  return static_cast<T>(detail::gpu::local_linear() / warpSize);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    return static_cast<T>(detail::gpu::local_linear() / warpSize);
+  }
+#endif
+#if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_sub_group_id", where).sub_group_id);
 #endif
 }
@@ -92,9 +105,12 @@ KI_DEVICE inline T get_sub_group_id([[maybe_unused]] source_location where = sou
 /// are active.
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_local_id([[maybe_unused]] source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  return static_cast<T>(detail::gpu::local_linear() % warpSize);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    return static_cast<T>(detail::gpu::local_linear() % warpSize);
+  }
+#endif
+#if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_sub_group_local_id", where).sub_group_lane);
 #endif
 }
@@ -261,6 +277,10 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
 // the CPU executor's.
 #if KI_GPU_PASS
 #define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) return gpu_expr;
+#elif KI_GPU_EMULATION
+#define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) \
+  KI_GPU_BRANCH { return gpu_expr; }                 \
+  return cpu_expr;
 #else
 #define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) return cpu_expr;
 #endif
@@ -440,19 +460,27 @@ KI_DEVICE T sub_group_exclusive_scan(Op op, T v, std::type_identity_t<T> init, W
 /// the sub-group (segment). It does not order memory with other sub-groups (segments).
 template <class Tag = void>
 KI_DEVICE void sub_group_barrier(source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  (void)where;
-  detail::gpu::sub_group_barrier(0);
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    (void)where;
+    detail::gpu::sub_group_barrier(0);
+    return;
+  }
+#endif
+#if !KI_GPU_PASS
   detail::sub_group_sync({}, where);
 #endif
 }
 template <detail::lane_integer W>
 KI_DEVICE void sub_group_barrier(W width, source_location where = source_location::current()) {
-#if KI_GPU_PASS
-  (void)where;
-  detail::gpu::sub_group_barrier(detail::gpu::width_of(width));
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    (void)where;
+    detail::gpu::sub_group_barrier(detail::gpu::width_of(width));
+    return;
+  }
+#endif
+#if !KI_GPU_PASS
   detail::sub_group_sync(detail::width_value(width), where);
 #endif
 }

@@ -77,9 +77,12 @@ KI_DEVICE constexpr matrix_position matrix_element_position(int g) {
 
 template <class T>
 KI_DEVICE inline T matrix_fma(T a, T b, T acc) {
-#if KI_GPU_PASS
-  return ::fma(a, b, acc);  // float and double overloads on CUDA and HIP
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    return ::fma(a, b, acc);  // float and double overloads on CUDA and HIP
+  }
+#endif
+#if !KI_GPU_PASS
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return std::fma(a, b, acc);
   else return static_cast<T>(std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(acc)));
 #endif
@@ -151,11 +154,15 @@ namespace detail {
 /// loads and stores need for nothing else): one that part of the sub-group skips, or that meets
 /// another operation, is reported as any collective is, with its line.
 KI_DEVICE inline void matrix_needs_full_sub_group(const char* what, const source_location& where, bool vote = false) {
-#if KI_GPU_PASS
-  (void)what;
-  (void)where;
-  (void)vote;
-#else
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    (void)what;
+    (void)where;
+    (void)vote;
+    return;
+  }
+#endif
+#if !KI_GPU_PASS
   if (vote) (void)sub_group_all(true, where);
   const std::int64_t n = get_sub_group_size(), w = get_max_sub_group_size();
   if (n != w) [[unlikely]] {

@@ -15,8 +15,12 @@
 // collectives), padding threads included: they contribute `neutral` without evaluating val.
 // A collective's groupsize bound is not needed here (the scratch is one value per sub-group of
 // the largest block) and not checked: the CPU backends report a work-group above it.
+//
+// With the emulated GPU (KI_GPU_EMULATION) a host compiler compiles this file too: it runs only
+// on the emulated GPU's threads, each a work-item of the oracle.
 #pragma once
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#include <ki/macros.hpp>
+#if defined(__CUDACC__) || defined(__HIPCC__) || KI_GPU_EMULATION
 #include <ki/detail/public_begin.hpp>  // (this header includes private ones)
 #include <array>
 #include <cstddef>
@@ -29,6 +33,7 @@
 #include <ki/ka/sizes.hpp>
 #include <ki/local_memory.hpp>
 #include <ki/macros.hpp>
+#include <ki/source_location.hpp>
 #include <ki/span.hpp>
 #include <ki/xyz.hpp>
 
@@ -44,7 +49,7 @@ struct gpu_geometry {
 /// the collectives' __shared__ scratch, one array per T.
 template <class T>
 __device__ T* collective_scratch() {
-  alignas(T) __shared__ unsigned char storage[sizeof(T) * 64];  // (clang: alignas first)
+  KI_GPU_SHARED_BYTES(T, storage, sizeof(T) * 64);
   return reinterpret_cast<T*>(storage);
 }
 
@@ -232,10 +237,14 @@ class gpu_group {
     return r;
   }
 
-  __device__ void synchronize() const { __syncthreads(); }
+  __device__ void synchronize(source_location where = source_location::current()) const {
+    (void)where;
+    KI_GPU_SYNCTHREADS(where);
+  }
   /// @synchronize(cond): the block synchronises where cond holds (cond must be uniform).
-  __device__ void synchronize(bool cond) const {
-    if (cond) __syncthreads();
+  __device__ void synchronize(bool cond, source_location where = source_location::current()) const {
+    (void)where;
+    if (cond) KI_GPU_SYNCTHREADS(where);
   }
 
   template <class T, std::size_t... Dims, class Key>
@@ -247,7 +256,7 @@ class gpu_group {
                   "ki::ka: localmem<T, N> with N = 0: for N = prod(groupsize) (G::static_size_linear) construct "
                   "the kernel with a static work-group size, ki::ka::kernel(backend, f, ki::ka::groupsize<...>)");
     constexpr std::size_t count = (Dims * ...);
-    alignas(T) __shared__ unsigned char storage[sizeof(T) * count];  // one per Key (and T, Dims)
+    KI_GPU_SHARED_BYTES(T, storage, sizeof(T) * count);  // one per Key (and T, Dims)
     return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
   }
   template <class T, std::size_t N = 1>

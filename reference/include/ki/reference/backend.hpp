@@ -75,6 +75,10 @@ struct profile {
   /// ki::multiprocessor_count; 0: the host's hardware threads.
   std::int64_t multiprocessor_count = 0;
   const char* name = "cuda";
+  /// The emulated GPU (docs/offload.md, "The emulated GPU"): 1 (CUDA) or 2 (HIP) where the
+  /// device runs the GPU pass of kernels compiled with KI_GPU_EMULATION (ki::emulated_cuda,
+  /// ki::emulated_hip), whose runtime sets it; 0 (the CPU pass) everywhere else.
+  int gpu_dialect = 0;
 
   /// A named preset: "cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict".
   /// Throws std::invalid_argument naming an unknown name.

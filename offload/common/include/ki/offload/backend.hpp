@@ -290,7 +290,7 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     const dim3 block{unsigned(g.groupsize.x), unsigned(g.groupsize.y), unsigned(g.groupsize.z)};
     const ki::ka::detail::gpu_geometry geo{g.range.extents(), g.range.firsts(), g.groups};
     const auto s = KI_OFFLOAD_NAMESPACE::detail::queues().stream();
-    ki::ka::detail::ka_entry<S, F, A...><<<grid, block, 0, s>>>(geo, f, args...);
+    KI_OFFLOAD_LAUNCH((ki::ka::detail::ka_entry<S, F, A...>), grid, block, s, geo, f, args...);
     const auto e = KI_OFFLOAD_API(GetLastError)();
     if (e != KI_OFFLOAD_API(Success))
       KI_OFFLOAD_NAMESPACE::detail::check(

@@ -20,13 +20,24 @@
 #include <ki/rand.hpp>
 #include <ki/offload/device.hpp>
 
+/// The one seam between the GPU pass's launches and the runtime: kernel<<<grid, block, 0,
+/// stream>>>(args...) for nvcc and hipcc; the emulated runtime's launch for a host compiler
+/// (KI_GPU_EMULATION, ki/emulated/runtime.hpp), which queues the entry on the stream to run on
+/// the oracle.
+#if KI_GPU_EMULATION
+#define KI_OFFLOAD_LAUNCH(kernel, grid, block, stream, ...) \
+  ::ki::emulated::launch(kernel, grid, block, stream, __VA_ARGS__)
+#else
+#define KI_OFFLOAD_LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#endif
+
 namespace ki::KI_OFFLOAD_NAMESPACE::detail {
 
 // Every entry takes the launch's seed for ki::rand first (ki/rand.hpp) and stores it in the
 // block's 8 bytes of shared memory for it before the kernel runs.
 template <class F, class... A>
 __global__ void entry(std::uint64_t rand_seed, F f, A... args) {
-#if KI_GPU_PASS
+#if KI_GPU_CODE
   ki::detail::gpu::rand_launch_seed() = rand_seed;
 #else
   (void)rand_seed;  // (the host pass's stub)
@@ -42,7 +53,7 @@ inline constexpr int entry_bound = static_cast<int>(hints_of<F>.bound());
 /// will run (registers per thread are chosen for it).
 template <class F, class... A>
 __global__ void __launch_bounds__(entry_bound<F>) bounded_entry(std::uint64_t rand_seed, F f, A... args) {
-#if KI_GPU_PASS
+#if KI_GPU_CODE
   ki::detail::gpu::rand_launch_seed() = rand_seed;
 #else
   (void)rand_seed;  // (the host pass's stub)
@@ -53,8 +64,8 @@ __global__ void __launch_bounds__(entry_bound<F>) bounded_entry(std::uint64_t ra
 /// Launches F's entry (bounded where F has hints) with the parameters A...
 template <class F, class... A>
 void launch_entry(dim3 grid, dim3 block, api::stream_t s, std::uint64_t rand_seed, const F& f, A... args) {
-  if constexpr (entry_bound < F >> 0) bounded_entry<F, A...><<<grid, block, 0, s>>>(rand_seed, f, args...);
-  else entry<F, A...><<<grid, block, 0, s>>>(rand_seed, f, args...);
+  if constexpr (entry_bound < F >> 0) KI_OFFLOAD_LAUNCH((bounded_entry<F, A...>), grid, block, s, rand_seed, f, args...);
+  else KI_OFFLOAD_LAUNCH((entry<F, A...>), grid, block, s, rand_seed, f, args...);
 }
 
 template <class M>

@@ -1,11 +1,16 @@
 // ki::cuda: what the shared offload implementation (offload/common) needs to know about the
 // CUDA runtime: the API prefix, and the few types and calls whose spelling differs from HIP's.
 #pragma once
-#if !defined(__CUDACC__)
-#error "ki/cuda.hpp must be compiled by nvcc (it launches kernels)"
-#endif
+#include <ki/macros.hpp>
+#if KI_GPU_EMULATION == 1
+// The emulated GPU (docs/offload.md): a host compiler, CUDA's runtime API on the oracle.
+#include <ki/emulated/cuda_runtime.hpp>
+#elif !defined(__CUDACC__)
+#error "ki/cuda.hpp must be compiled by nvcc (it launches kernels), or by a host compiler for the emulated GPU (ki::emulated_cuda)"
+#else
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>  // header-only (NVTX3, shipped with CUDA)
+#endif
 
 #include <string>
 

@@ -265,6 +265,12 @@ template <class T>
     watch_atomic_on(w, p, what, where);
 }
 
+/// The emulated GPU (KI_GPU_EMULATION, ki/detail/gpu/emulated.hpp): 1 (CUDA) or 2 (HIP) while
+/// the reference backend runs a work-group of a launch whose profile emulates a GPU's execution
+/// of the GPU pass (profile::gpu_dialect), else 0. Device functions compiled with both passes
+/// take their GPU branch where it is set.
+inline constinit thread_local int gpu_dialect = 0;
+
 /// Set while a CPU backend runs a KA kernel's work-group (ki/ka/group.hpp): KernelInterface
 /// device functions are then a mix of the two layers, which the spec rules out.
 inline constinit thread_local bool ka_running = false;

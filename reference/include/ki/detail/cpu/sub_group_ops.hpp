@@ -45,6 +45,11 @@ enum class collective_kind : std::uint8_t {
   scan,
   exclusive_scan,
   sub_group_barrier,
+  // The emulated GPU's masked rendezvous (CUDA's *_sync intrinsics, ki/detail/gpu/emulated.hpp):
+  // the participants are the lanes of `lane_mask`, not a sub-group or segment.
+  lanes_read,    ///< __shfl*_sync: read lane `arg` (absolute in the warp; own_value: the caller's)
+  lanes_ballot,  ///< __ballot_sync: bit i = lane i of the mask's pred
+  lanes_sync,    ///< __syncwarp
   count_  ///< (not an operation: the number of them)
 };
 
@@ -59,6 +64,7 @@ struct collective {
   std::int64_t arg = 0;         ///< lane (shfl), offset (shfl_down/up) or mask (shfl_xor)
   bool arg_huge = false;        ///< arg was an unsigned value beyond int64 (its bits are in arg)
   std::size_t size = 0;         ///< sizeof the value type
+  std::uint64_t lane_mask = 0;  ///< lanes_* kinds: the lanes that meet (bit i = lane i of the warp)
   const void* value = nullptr;  ///< the caller's value (bool for votes)
   void* result = nullptr;       ///< T, bool (any/all) or std::uint64_t (ballot)
   /// reduce/scans: out = op(a, b) on values of `size` bytes; `op` is the caller's operator.
@@ -191,6 +197,20 @@ inline constexpr op_row ops[] = {
     {collective_kind::exclusive_scan, "sub_group_exclusive_scan", arg_role::none, op_shape::fold, false, nullptr,
      [](collective* const* at, std::int64_t n) { ops_detail::fold(at, n, collective_kind::exclusive_scan); }},
     {collective_kind::sub_group_barrier, "sub_group_barrier", arg_role::none, op_shape::sync, true, nullptr, nullptr},
+    {collective_kind::lanes_read, "__shfl_sync", arg_role::lane, op_shape::read, false,
+     [](const collective& c, std::int64_t, std::int64_t, std::int64_t, std::int64_t W) -> std::int64_t {
+       return c.arg < 0 ? own_value : c.arg < W ? c.arg : no_lane;
+     },
+     nullptr},
+    {collective_kind::lanes_ballot, "__ballot_sync", arg_role::none, op_shape::vote, false, nullptr,
+     [](collective* const* at, std::int64_t n) {  // at[l]: lane l of the warp, null where not in the mask
+       std::uint64_t m = 0;
+       for (std::int64_t l = 0; l < n; ++l)
+         if (at[l] != nullptr && *static_cast<const bool*>(at[l]->value)) m |= std::uint64_t{1} << l;
+       for (std::int64_t l = 0; l < n; ++l)
+         if (at[l] != nullptr) *static_cast<std::uint64_t*>(at[l]->result) = m;
+     }},
+    {collective_kind::lanes_sync, "__syncwarp", arg_role::none, op_shape::sync, true, nullptr, nullptr},
 };
 
 namespace ops_detail {
@@ -208,6 +228,11 @@ constexpr bool rows_in_place() {
 static_assert(
     ops_detail::rows_in_place(),
     "ki: every collective_kind needs its row in `ops`, in enumerator order, with the functions its shape uses");
+
+/// Whether k is one of the emulated GPU's masked rendezvous (scope: lane_mask).
+constexpr bool masked(collective_kind k) {
+  return k == collective_kind::lanes_read || k == collective_kind::lanes_ballot || k == collective_kind::lanes_sync;
+}
 
 /// The row of operation k.
 constexpr const op_row& op(collective_kind k) { return ops[static_cast<std::size_t>(k)]; }

@@ -6,14 +6,21 @@
 //         together (sm_70+ schedules lanes independently, so the mask is what makes it exact).
 //   HIP:  wavefronts of warpSize (64 on gfx9, 32 on gfx10+) lanes executing in lockstep; HIP 5.2
 //         has no *_sync intrinsics, so masks only select the lanes a result is taken from.
+//
+// With the emulated GPU (KI_GPU_EMULATION) a host compiler compiles the same code, the CUDA and
+// HIP names coming from ki/detail/gpu/emulated.hpp (the oracle's work-items and rendezvous).
 #pragma once
 #include <ki/detail/private.hpp>
-#if defined(__HIPCC__)
+#include <ki/macros.hpp>
+#if KI_GPU_EMULATION
+#include <ki/detail/gpu/emulated.hpp>
+#elif defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #elif defined(__CUDACC__)
 #include <cuda_runtime.h>
 #endif
 #include <cstdint>
+#include <type_traits>
 
 namespace ki::detail::gpu {
 
@@ -22,7 +29,7 @@ __device__ inline std::int64_t local_linear() {
 }
 __device__ inline std::int64_t local_count() { return std::int64_t(blockDim.x) * blockDim.y * blockDim.z; }
 
-#if defined(__HIPCC__)
+#if KI_GPU_HIP
 /// A set of lanes of a wavefront, bit i = lane i.
 using lane_mask = std::uint64_t;
 /// Lane src's word (all lanes of the wavefront execute in lockstep; mask is not needed).
@@ -46,6 +53,42 @@ __device__ inline std::uint32_t read_word(lane_mask mask, std::uint32_t w, int s
 __device__ inline lane_mask ballot(lane_mask mask, bool pred) { return __ballot_sync(mask, pred); }
 /// __syncwarp orders memory among the lanes of mask.
 __device__ inline void sync_lanes(lane_mask mask) { __syncwarp(mask); }
+#endif
+
+/// __syncthreads() at the caller's location `where` (the emulated GPU's oracle names it in a
+/// divergent barrier; nvcc and hipcc get __syncthreads() itself).
+#if KI_GPU_EMULATION
+#define KI_GPU_SYNCTHREADS(where) ::ki::detail::gpu::emu::syncthreads(where)
+#else
+#define KI_GPU_SYNCTHREADS(where) __syncthreads()
+#endif
+
+/// A __shared__ variable of type T (an array type too): `KI_GPU_SHARED(T, name);` declares
+/// `__shared__ T name;` for nvcc and hipcc; with the emulated GPU, `name` refers to the block's
+/// local memory of that declaration (and instantiation), as the oracle gives it.
+#if KI_GPU_EMULATION
+#define KI_GPU_SHARED(T, name)                                                                       \
+  static const char name##_site_ = 0;                                                                \
+  std::type_identity_t<T>& name = *static_cast<std::type_identity_t<T>*>(                            \
+      ::ki::detail::gpu::emu::shared_memory(&name##_site_, sizeof(std::type_identity_t<T>),           \
+                                           alignof(std::type_identity_t<T>), ::ki::source_location::current()))
+/// `KI_GPU_SHARED_BYTES(T, name, bytes);`: `alignas(T) __shared__ unsigned char name[bytes];`
+/// for nvcc and hipcc; with the emulated GPU, `name` points to such bytes of the block's local
+/// memory. Either way `reinterpret_cast<T*>(name)` is the memory.
+#define KI_GPU_SHARED_BYTES(T, name, bytes)                                                       \
+  static const char name##_site_ = 0;                                                             \
+  unsigned char* const name = static_cast<unsigned char*>(::ki::detail::gpu::emu::shared_memory( \
+      &name##_site_, (bytes), alignof(T), ::ki::source_location::current()))
+#else
+#define KI_GPU_SHARED(T, name) __shared__ std::type_identity_t<T> name
+#define KI_GPU_SHARED_BYTES(T, name, bytes) alignas(T) __shared__ unsigned char name[bytes]
+#endif
+
+/// Device printf (the emulated GPU's formats on the host and writes one record).
+#if KI_GPU_EMULATION
+#define KI_GPU_PRINTF ::ki::detail::gpu::emu::printf
+#else
+#define KI_GPU_PRINTF printf
 #endif
 
 /// `count` lanes from `first` (count may be the whole width of the mask type).
