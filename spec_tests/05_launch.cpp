@@ -537,8 +537,10 @@ TEMPLATE_LIST_TEST_CASE("launch: each work-item gets its own copy of the kernel 
 // the CPU backends, ki::cuda::error / ki::hip::error on GPUs), and the backend stays usable.
 namespace {
 struct writes_past_the_end {
+  static constexpr unsigned fault_line = 544;  // the out-of-bounds access below
   KI_DEVICE void operator()(ki::span<int> a, bool fault) const {
     const auto i = ki::get_global_id().x;
+    static_assert(fault_line == __LINE__ + 1);
     if (fault && i == 3) a[a.size() + i] = 1;  // out of bounds: a fault on every backend
     else a[i] = 2;
   }
@@ -547,7 +549,41 @@ struct writes_past_the_end {
 
 TEMPLATE_LIST_TEST_CASE("launch: a kernel's failure is a ki::device_error on every backend", "[launch]",
                         ki_test::backends) {
+#if (KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP) && KI_GPU_EMULATION
+  // The emulated GPU: the fault is the GPU's sticky error, surfacing at synchronize as the
+  // backend's error with the oracle's diagnostic (work-group, work-item, line); every later call
+  // on the device fails the same way until the device is reset.
 #if KI_TEST_BACKEND_CUDA
+  using gpu_error = ki::cuda::error;
+  const auto reset = [] { return cudaDeviceReset(); };
+#else
+  using gpu_error = ki::hip::error;
+  const auto reset = [] { return hipDeviceReset(); };
+#endif
+  STATIC_REQUIRE(std::is_base_of_v<ki::device_error, gpu_error>);
+  const auto b = ki_test::make<TestType>();
+  auto a = ki::zeros<int>(b, 8);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, writes_past_the_end{}, a, true);
+  bool caught = false;
+  try {
+    ki::synchronize(b);
+  } catch (const gpu_error& e) {
+    caught = true;
+    KI_INFO(e.what());
+    const std::string what = e.what();
+    CHECK(what.find("ErrorLaunchFailure") != std::string::npos);
+    CHECK(what.find("out of bounds") != std::string::npos);
+    CHECK(what.find("work-item (3, 0, 0)") != std::string::npos);
+    CHECK(what.find("05_launch.cpp:" + std::to_string(writes_past_the_end::fault_line)) != std::string::npos);
+  }
+  CHECK(caught);
+  CHECK_THROWS_AS(ki::synchronize(b), gpu_error);  // sticky
+  CHECK(reset() == 0);
+  ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, writes_past_the_end{}, a, false);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, a), [](i64) { return 2; }, "after the device was reset");
+#elif KI_TEST_BACKEND_CUDA
   STATIC_REQUIRE(std::is_base_of_v<ki::device_error, ki::cuda::error>);
   SKIP("not provoked on a GPU: an illegal address leaves the CUDA context unusable for the rest of the suite");
 #elif KI_TEST_BACKEND_HIP

@@ -1,10 +1,15 @@
 // ki::hip: what the shared offload implementation (offload/common) needs to know about the HIP
 // runtime: the API prefix, and the few types and calls whose spelling differs from CUDA's.
 #pragma once
-#if !defined(__HIPCC__)
-#error "ki/hip.hpp must be compiled by hipcc / clang -x hip (it launches kernels)"
-#endif
+#include <ki/macros.hpp>
+#if KI_GPU_EMULATION == 2
+// The emulated GPU (docs/offload.md): a host compiler, HIP's runtime API on the oracle.
+#include <ki/emulated/hip_runtime.hpp>
+#elif !defined(__HIPCC__)
+#error "ki/hip.hpp must be compiled by hipcc / clang -x hip (it launches kernels), or by a host compiler for the emulated GPU (ki::emulated_hip)"
+#else
 #include <hip/hip_runtime.h>
+#endif
 
 #include <string>
 

@@ -161,35 +161,28 @@ inline void syncwarp(const source_location& where, std::uint64_t mask) {
 }
 inline void syncwarp(const source_location& where) { syncwarp(where, 0xFFFFFFFFu); }
 
-/// HIP's lockstep intrinsics: the whole wavefront, as the KI collectives over the sub-group.
-inline std::uint32_t hip_shfl(const source_location& where, std::uint32_t w, int src, int width) {
-  cpu::collective c{cpu::collective_kind::shfl, where};
-  c.width = width;
-  c.width_given = true;
-  c.arg = src;
-  c.size = sizeof w;
-  c.value = &w;
-  std::uint32_t r = 0;
-  c.result = &r;
-  c.type_name = "32-bit word";
-  cpu::exec("__shfl", where).collective(c);
-  return r;
+/// HIP's lockstep intrinsics. A wavefront executes an instruction for its active lanes (the
+/// EXEC mask), which the emulation cannot see: the GPU pass names them before each intrinsic
+/// (KI_GPU_EXEC, the mask it computes from the work-group's size, nothing for hipcc), and the
+/// active lanes meet in the masked rendezvous. Without a mask named, every lane of the
+/// wavefront that has a thread is active.
+inline thread_local std::uint64_t hip_exec = 0;
+inline std::uint64_t take_exec() {
+  const std::uint64_t m = hip_exec;
+  hip_exec = 0;
+  if (m != 0) return m;
+  const std::int64_t n = item("__shfl").sub_group_size;
+  return n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+}
+inline int hip_shfl(const source_location& where, int v, int src, int width) {
+  const std::uint64_t m = take_exec();
+  const int w = width_or_warp(width), lane = lane_id();
+  return shfl_from(m, v, lane / w * w + (src & (w - 1)), where);
 }
 inline std::uint64_t hip_ballot(const source_location& where, bool pred) {
-  cpu::collective c{cpu::collective_kind::ballot, where};
-  c.size = sizeof pred;
-  c.value = &pred;
-  std::uint64_t r = 0;
-  c.result = &r;
-  c.type_name = "bool";
-  cpu::exec("__ballot", where).collective(c);
-  return r;
+  return ballot_sync(where, take_exec(), pred);
 }
-inline void hip_wave_barrier(const source_location& where) {
-  cpu::collective c{cpu::collective_kind::sub_group_barrier, where};
-  c.type_name = "";
-  cpu::exec("__builtin_amdgcn_wave_barrier", where).collective(c);
-}
+inline void hip_wave_barrier(const source_location& where) { syncwarp(where, take_exec()); }
 
 /// Device printf: formatted here, written as one record (one fwrite: stdio's lock keeps it whole).
 inline void print_record(const char* text, std::size_t size) {

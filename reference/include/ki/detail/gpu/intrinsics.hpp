@@ -32,16 +32,28 @@ __device__ inline std::int64_t local_count() { return std::int64_t(blockDim.x) *
 #if KI_GPU_HIP
 /// A set of lanes of a wavefront, bit i = lane i.
 using lane_mask = std::uint64_t;
+// The emulated wavefront's active lanes for the next intrinsic (ki/detail/gpu/emulated.hpp):
+// the lanes of mask are those that execute it. Nothing for hipcc.
+#if KI_GPU_EMULATION
+#define KI_GPU_EXEC(mask) (::ki::detail::gpu::emu::hip_exec = (mask))
+#else
+#define KI_GPU_EXEC(mask) (void)(mask)
+#endif
 /// Lane src's word (all lanes of the wavefront execute in lockstep; mask is not needed).
-__device__ inline std::uint32_t read_word(lane_mask, std::uint32_t w, int src) {
+__device__ inline std::uint32_t read_word(lane_mask mask, std::uint32_t w, int src) {
+  KI_GPU_EXEC(mask);
   return static_cast<std::uint32_t>(__shfl(static_cast<int>(w), src, warpSize));
 }
 /// The lanes of mask (that are active) whose pred is true.
-__device__ inline lane_mask ballot(lane_mask mask, bool pred) { return lane_mask(__ballot(pred)) & mask; }
+__device__ inline lane_mask ballot(lane_mask mask, bool pred) {
+  KI_GPU_EXEC(mask);
+  return lane_mask(__ballot(pred)) & mask;
+}
 /// The lanes of mask wait for each other and see each other's memory writes. A wavefront runs
 /// in lockstep: the fences order memory, wave_barrier keeps the compiler from moving accesses.
-__device__ inline void sync_lanes(lane_mask) {
+__device__ inline void sync_lanes(lane_mask mask) {
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  KI_GPU_EXEC(mask);
   __builtin_amdgcn_wave_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
 }
