@@ -92,8 +92,8 @@ void gpu_model_only() {
 
 using namespace ki_spec_ka_gpu_model;
 
-TEMPLATE_LIST_TEST_CASE("ka, GPU model: a missing @synchronize between phases that share local memory shows",
-                        "[ka]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("ka, GPU model: a missing @synchronize between phases that share local memory shows", "[ka]",
+                        ki_test::backends) {
   gpu_model_only<TestType>();
 #if KI_GPU_EMULATION
   auto b = ki_test::make<TestType>();

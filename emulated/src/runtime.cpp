@@ -287,7 +287,8 @@ status register_host(void* p, std::size_t bytes) {
   auto it = r.memory.upper_bound(a + bytes - 1);
   if (it != r.memory.begin()) {
     --it;
-    if (it->first + std::max<std::size_t>(it->second.bytes, 1) > a) return record(status::host_memory_already_registered);
+    if (it->first + std::max<std::size_t>(it->second.bytes, 1) > a)
+      return record(status::host_memory_already_registered);
   }
   r.memory[a] = {bytes, memory_kind::host, current_device, false};
   return status::success;

@@ -587,9 +587,9 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     const std::uint64_t m = c.lane_mask;
     const std::string call = std::string(collective_name(c.kind)) + " at " + to_string(c.where);
     auto fail = [&](const std::string& why) {
-      throw item_failure{kernel_error::kind::invalid_collective,
-                         "warp " + std::to_string(sg) + ", lane " + std::to_string(lane) + ": " + call + " with mask " +
-                             mask_text(m) + ": " + why};
+      throw item_failure{kernel_error::kind::invalid_collective, "warp " + std::to_string(sg) + ", lane " +
+                                                                     std::to_string(lane) + ": " + call +
+                                                                     " with mask " + mask_text(m) + ": " + why};
     };
     if ((m >> lane & 1u) == 0) fail("the mask does not name the calling lane (it must)");
     const std::uint64_t present = size >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << size) - 1;
@@ -847,7 +847,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   bool dirty_statuses_ = false;
   sub_group_layout layout_;
   std::vector<std::vector<pending_scope>> pending_;  // per sub-group: scopes with arrivals
-  std::vector<pending_mask> masked_;                // the emulated GPU's rendezvous with arrivals
+  std::vector<pending_mask> masked_;                 // the emulated GPU's rendezvous with arrivals
   struct sequence_entry {
     i64 sub_group;
     cpu::collective_kind kind;

@@ -225,10 +225,10 @@ class atomic_ref_t {
       if (checked::recorder* c = checked::active) c->atomic(&r);  // (host::atomic_ref_t's tells it itself)
 #endif
   }
-#define KI_DETAIL_EMULATED_OP(ret, op, params, args)                                 \
-  ret op params const {                                                              \
-    if (gpu::emulated_thread()) return gpu::atomic_ref_t<T>(*p_).op args;            \
-    return host::atomic_ref_t<T>(*p_).op args;                                       \
+#define KI_DETAIL_EMULATED_OP(ret, op, params, args)                      \
+  ret op params const {                                                   \
+    if (gpu::emulated_thread()) return gpu::atomic_ref_t<T>(*p_).op args; \
+    return host::atomic_ref_t<T>(*p_).op args;                            \
   }
   KI_DETAIL_EMULATED_OP(T, load, (memory_order o), (native(o)))
   KI_DETAIL_EMULATED_OP(void, store, (T v, memory_order o), (v, native(o)))

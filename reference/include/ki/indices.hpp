@@ -29,9 +29,7 @@ KI_DEVICE constexpr xyz<T> narrow(std::int64_t x, std::int64_t y, std::int64_t z
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline xyz<T> get_local_id([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return detail::narrow<T>(threadIdx.x, threadIdx.y, threadIdx.z);
-  }
+  KI_GPU_BRANCH { return detail::narrow<T>(threadIdx.x, threadIdx.y, threadIdx.z); }
 #endif
 #if !KI_GPU_PASS
   const auto& l = detail::cpu::here("get_local_id", where).local_id;
@@ -43,9 +41,7 @@ KI_DEVICE inline xyz<T> get_local_id([[maybe_unused]] source_location where = so
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline xyz<T> get_group_id([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return detail::narrow<T>(blockIdx.x, blockIdx.y, blockIdx.z);
-  }
+  KI_GPU_BRANCH { return detail::narrow<T>(blockIdx.x, blockIdx.y, blockIdx.z); }
 #endif
 #if !KI_GPU_PASS
   (void)detail::cpu::here("get_group_id", where);
@@ -58,9 +54,7 @@ KI_DEVICE inline xyz<T> get_group_id([[maybe_unused]] source_location where = so
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline xyz<T> get_local_size([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return detail::narrow<T>(blockDim.x, blockDim.y, blockDim.z);
-  }
+  KI_GPU_BRANCH { return detail::narrow<T>(blockDim.x, blockDim.y, blockDim.z); }
 #endif
 #if !KI_GPU_PASS
   (void)detail::cpu::here("get_local_size", where);
@@ -73,9 +67,7 @@ KI_DEVICE inline xyz<T> get_local_size([[maybe_unused]] source_location where = 
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline xyz<T> get_num_groups([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return detail::narrow<T>(gridDim.x, gridDim.y, gridDim.z);
-  }
+  KI_GPU_BRANCH { return detail::narrow<T>(gridDim.x, gridDim.y, gridDim.z); }
 #endif
 #if !KI_GPU_PASS
   (void)detail::cpu::here("get_num_groups", where);

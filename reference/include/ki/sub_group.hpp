@@ -65,9 +65,7 @@ KI_DEVICE inline T get_sub_group_size([[maybe_unused]] source_location where = s
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_max_sub_group_size([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return static_cast<T>(warpSize);
-  }
+  KI_GPU_BRANCH { return static_cast<T>(warpSize); }
 #endif
 #if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_max_sub_group_size", where).group->sub_group_width);
@@ -79,9 +77,7 @@ KI_DEVICE inline T get_max_sub_group_size([[maybe_unused]] source_location where
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_num_sub_groups([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return static_cast<T>((detail::gpu::local_count() + warpSize - 1) / warpSize);
-  }
+  KI_GPU_BRANCH { return static_cast<T>((detail::gpu::local_count() + warpSize - 1) / warpSize); }
 #endif
 #if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_num_sub_groups", where).group->num_sub_groups);
@@ -92,9 +88,7 @@ KI_DEVICE inline T get_num_sub_groups([[maybe_unused]] source_location where = s
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_id([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return static_cast<T>(detail::gpu::local_linear() / warpSize);
-  }
+  KI_GPU_BRANCH { return static_cast<T>(detail::gpu::local_linear() / warpSize); }
 #endif
 #if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_sub_group_id", where).sub_group_id);
@@ -106,9 +100,7 @@ KI_DEVICE inline T get_sub_group_id([[maybe_unused]] source_location where = sou
 template <detail::query_integer T = std::int64_t>
 KI_DEVICE inline T get_sub_group_local_id([[maybe_unused]] source_location where = source_location::current()) {
 #if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    return static_cast<T>(detail::gpu::local_linear() % warpSize);
-  }
+  KI_GPU_BRANCH { return static_cast<T>(detail::gpu::local_linear() % warpSize); }
 #endif
 #if !KI_GPU_PASS
   return static_cast<T>(detail::sub_group_item("get_sub_group_local_id", where).sub_group_lane);

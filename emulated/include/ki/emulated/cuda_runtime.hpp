@@ -30,7 +30,13 @@ enum cudaError_t : int {
 };
 using cudaStream_t = ki::emulated::stream;
 using cudaEvent_t = ki::emulated::event;
-enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost,
+  cudaMemcpyHostToDevice,
+  cudaMemcpyDeviceToHost,
+  cudaMemcpyDeviceToDevice,
+  cudaMemcpyDefault
+};
 enum cudaMemoryType { cudaMemoryTypeUnregistered, cudaMemoryTypeHost, cudaMemoryTypeDevice, cudaMemoryTypeManaged };
 inline constexpr unsigned cudaStreamDefault = 0, cudaStreamNonBlocking = 1;
 inline constexpr unsigned cudaEventDefault = 0, cudaEventDisableTiming = 2;
@@ -150,7 +156,8 @@ inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void
   if (k != ki::emulated::memory_kind::unregistered) a->devicePointer = a->hostPointer = const_cast<void*>(p);
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t n, cudaMemcpyKind, cudaStream_t s = nullptr) {
+inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t n, cudaMemcpyKind,
+                                   cudaStream_t s = nullptr) {
   return ki::emulated::cuda_api::e(ki::emulated::memcpy_async(1, dst, src, n, s));
 }
 inline cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t n, cudaMemcpyKind k) {
@@ -164,11 +171,15 @@ inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned, int p
   return ki::emulated::cuda_api::e(ki::emulated::stream_create(1, s, priority));
 }
 inline cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithPriority(s, 0, 0); }
-inline cudaError_t cudaStreamDestroy(cudaStream_t s) { return ki::emulated::cuda_api::e(ki::emulated::stream_destroy(s)); }
+inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  return ki::emulated::cuda_api::e(ki::emulated::stream_destroy(s));
+}
 inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   return ki::emulated::cuda_api::e(ki::emulated::stream_synchronize(1, s));
 }
-inline cudaError_t cudaStreamQuery(cudaStream_t s) { return ki::emulated::cuda_api::e(ki::emulated::stream_query(1, s)); }
+inline cudaError_t cudaStreamQuery(cudaStream_t s) {
+  return ki::emulated::cuda_api::e(ki::emulated::stream_query(1, s));
+}
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned = 0) {
   return ki::emulated::cuda_api::e(ki::emulated::stream_wait_event(1, s, e));
 }
@@ -187,7 +198,8 @@ inline cudaError_t cudaEventQuery(cudaEvent_t e) { return ki::emulated::cuda_api
 
 /// Function attributes: the device's limits (the emulated GPU has no registers to count).
 inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* f) {
-  if (a == nullptr || f == nullptr) return static_cast<cudaError_t>(ki::emulated::record(ki::emulated::status::invalid_value));
+  if (a == nullptr || f == nullptr)
+    return static_cast<cudaError_t>(ki::emulated::record(ki::emulated::status::invalid_value));
   *a = {};
   a->maxThreadsPerBlock = 1024;
   return cudaSuccess;

@@ -31,7 +31,13 @@ enum hipError_t : int {
 };
 using hipStream_t = ki::emulated::stream;
 using hipEvent_t = ki::emulated::event;
-enum hipMemcpyKind { hipMemcpyHostToHost, hipMemcpyHostToDevice, hipMemcpyDeviceToHost, hipMemcpyDeviceToDevice, hipMemcpyDefault };
+enum hipMemcpyKind {
+  hipMemcpyHostToHost,
+  hipMemcpyHostToDevice,
+  hipMemcpyDeviceToHost,
+  hipMemcpyDeviceToDevice,
+  hipMemcpyDefault
+};
 enum hipMemoryType { hipMemoryTypeUnregistered, hipMemoryTypeHost, hipMemoryTypeDevice, hipMemoryTypeManaged };
 inline constexpr unsigned hipStreamDefault = 0, hipStreamNonBlocking = 1;
 inline constexpr unsigned hipEventDefault = 0, hipEventDisableTiming = 2;
@@ -154,7 +160,8 @@ inline hipError_t hipPointerGetAttributes(hipPointerAttribute_t* a, const void* 
   int d = -1;
   (void)ki::emulated::pointer_kind(p, &k, &d);
   *a = {};
-  a->memoryType = k == ki::emulated::memory_kind::managed ? hipMemoryTypeDevice : static_cast<hipMemoryType>(static_cast<int>(k));
+  a->memoryType =
+      k == ki::emulated::memory_kind::managed ? hipMemoryTypeDevice : static_cast<hipMemoryType>(static_cast<int>(k));
   a->isManaged = k == ki::emulated::memory_kind::managed;
   if (k == ki::emulated::memory_kind::unregistered) return hipErrorInvalidValue;  // (HIP: pageable memory)
   a->device = d;
@@ -198,14 +205,15 @@ inline hipError_t hipEventQuery(hipEvent_t e) { return ki::emulated::hip_api::e(
 
 /// Function attributes: the device's limits (the emulated GPU has no registers to count).
 inline hipError_t hipFuncGetAttributes(hipFuncAttributes* a, const void* f) {
-  if (a == nullptr || f == nullptr) return static_cast<hipError_t>(ki::emulated::record(ki::emulated::status::invalid_value));
+  if (a == nullptr || f == nullptr)
+    return static_cast<hipError_t>(ki::emulated::record(ki::emulated::status::invalid_value));
   *a = {};
   a->maxThreadsPerBlock = 1024;
   return hipSuccess;
 }
 /// The occupancy API: the largest block the entry takes (at most `limit`, where given).
 inline hipError_t hipOccupancyMaxPotentialBlockSize(int* grid, int* block, const void* f, std::size_t = 0,
-                                                      int limit = 0) {
+                                                    int limit = 0) {
   hipFuncAttributes a{};
   if (const hipError_t e = hipFuncGetAttributes(&a, f); e != hipSuccess) return e;
   int b = a.maxThreadsPerBlock;
@@ -218,4 +226,3 @@ inline hipError_t hipOccupancyMaxPotentialBlockSize(int* grid, int* block, const
   *grid = p.multiProcessorCount * (2048 / (b > 0 ? b : 1));
   return hipSuccess;
 }
-

@@ -64,7 +64,8 @@ __global__ void __launch_bounds__(entry_bound<F>) bounded_entry(std::uint64_t ra
 /// Launches F's entry (bounded where F has hints) with the parameters A...
 template <class F, class... A>
 void launch_entry(dim3 grid, dim3 block, api::stream_t s, std::uint64_t rand_seed, const F& f, A... args) {
-  if constexpr (entry_bound < F >> 0) KI_OFFLOAD_LAUNCH((bounded_entry<F, A...>), grid, block, s, rand_seed, f, args...);
+  if constexpr (entry_bound < F >> 0)
+    KI_OFFLOAD_LAUNCH((bounded_entry<F, A...>), grid, block, s, rand_seed, f, args...);
   else KI_OFFLOAD_LAUNCH((entry<F, A...>), grid, block, s, rand_seed, f, args...);
 }
 

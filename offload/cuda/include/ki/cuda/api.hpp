@@ -6,7 +6,8 @@
 // The emulated GPU (docs/offload.md): a host compiler, CUDA's runtime API on the oracle.
 #include <ki/emulated/cuda_runtime.hpp>
 #elif !defined(__CUDACC__)
-#error "ki/cuda.hpp must be compiled by nvcc (it launches kernels), or by a host compiler for the emulated GPU (ki::emulated_cuda)"
+#error \
+    "ki/cuda.hpp must be compiled by nvcc (it launches kernels), or by a host compiler for the emulated GPU (ki::emulated_cuda)"
 #else
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>  // header-only (NVTX3, shipped with CUDA)

@@ -6,7 +6,8 @@
 // The emulated GPU (docs/offload.md): a host compiler, HIP's runtime API on the oracle.
 #include <ki/emulated/hip_runtime.hpp>
 #elif !defined(__HIPCC__)
-#error "ki/hip.hpp must be compiled by hipcc / clang -x hip (it launches kernels), or by a host compiler for the emulated GPU (ki::emulated_hip)"
+#error \
+    "ki/hip.hpp must be compiled by hipcc / clang -x hip (it launches kernels), or by a host compiler for the emulated GPU (ki::emulated_hip)"
 #else
 #include <hip/hip_runtime.h>
 #endif

@@ -50,7 +50,7 @@ enum class collective_kind : std::uint8_t {
   lanes_read,    ///< __shfl*_sync: read lane `arg` (absolute in the warp; own_value: the caller's)
   lanes_ballot,  ///< __ballot_sync: bit i = lane i of the mask's pred
   lanes_sync,    ///< __syncwarp
-  count_  ///< (not an operation: the number of them)
+  count_         ///< (not an operation: the number of them)
 };
 
 /// One work-item's part in a sub-group communication function. It lives on the caller's stack

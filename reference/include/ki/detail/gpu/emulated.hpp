@@ -137,8 +137,7 @@ T shfl_sync(const source_location& where, std::uint64_t mask, const T& v, int sr
 template <class T>
 T shfl_up_sync(const source_location& where, std::uint64_t mask, const T& v, unsigned d, int width = 0) {
   const int w = width_or_warp(width), lane = lane_id();
-  return shfl_from(mask, v, static_cast<int>(lane % w) >= static_cast<int>(d) ? lane - static_cast<int>(d) : -1,
-                   where);
+  return shfl_from(mask, v, static_cast<int>(lane % w) >= static_cast<int>(d) ? lane - static_cast<int>(d) : -1, where);
 }
 template <class T>
 T shfl_down_sync(const source_location& where, std::uint64_t mask, const T& v, unsigned d, int width = 0) {

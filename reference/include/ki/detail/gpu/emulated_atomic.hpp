@@ -47,7 +47,7 @@ inline std::memory_order host(memory_order o) {
   }
 }
 inline std::memory_order load_part(memory_order o) {
-  return o == memory_order::release ? std::memory_order_relaxed
+  return o == memory_order::release   ? std::memory_order_relaxed
          : o == memory_order::acq_rel ? std::memory_order_acquire
                                       : host(o);
 }
@@ -92,7 +92,7 @@ inline void atomic_thread_fence(memory_order o, thread_scope = thread_scope_syst
 namespace ki::detail::gpu::emu {
 inline std::memory_order hip_order(int o) { return static_cast<std::memory_order>(o); }  // __ATOMIC_* values
 inline std::memory_order hip_load_order(int o) {
-  return o == __ATOMIC_RELEASE ? std::memory_order_relaxed
+  return o == __ATOMIC_RELEASE   ? std::memory_order_relaxed
          : o == __ATOMIC_ACQ_REL ? std::memory_order_acquire
                                  : hip_order(o);
 }
@@ -112,12 +112,12 @@ T __hip_atomic_exchange(T* p, T v, int o, int) {
 template <class T>
 bool __hip_atomic_compare_exchange_strong(T* p, T* e, T d, int o, int f, int) {
   return std::atomic_ref<T>(*p).compare_exchange_strong(*e, d, ki::detail::gpu::emu::hip_order(o),
-                                                         ki::detail::gpu::emu::hip_load_order(f));
+                                                        ki::detail::gpu::emu::hip_load_order(f));
 }
 template <class T>
 bool __hip_atomic_compare_exchange_weak(T* p, T* e, T d, int o, int f, int) {
   return std::atomic_ref<T>(*p).compare_exchange_weak(*e, d, ki::detail::gpu::emu::hip_order(o),
-                                                       ki::detail::gpu::emu::hip_load_order(f));
+                                                      ki::detail::gpu::emu::hip_load_order(f));
 }
 template <class T>
 T __hip_atomic_fetch_add(T* p, T v, int o, int) {

@@ -79,18 +79,18 @@ __device__ inline void sync_lanes(lane_mask mask) { __syncwarp(mask); }
 /// `__shared__ T name;` for nvcc and hipcc; with the emulated GPU, `name` refers to the block's
 /// local memory of that declaration (and instantiation), as the oracle gives it.
 #if KI_GPU_EMULATION
-#define KI_GPU_SHARED(T, name)                                                                       \
-  static const char name##_site_ = 0;                                                                \
-  std::type_identity_t<T>& name = *static_cast<std::type_identity_t<T>*>(                            \
-      ::ki::detail::gpu::emu::shared_memory(&name##_site_, sizeof(std::type_identity_t<T>),           \
-                                           alignof(std::type_identity_t<T>), ::ki::source_location::current()))
+#define KI_GPU_SHARED(T, name)                                                              \
+  static const char name##_site_ = 0;                                                       \
+  std::type_identity_t<T>& name = *static_cast<std::type_identity_t<T>*>(                   \
+      ::ki::detail::gpu::emu::shared_memory(&name##_site_, sizeof(std::type_identity_t<T>), \
+                                            alignof(std::type_identity_t<T>), ::ki::source_location::current()))
 /// `KI_GPU_SHARED_BYTES(T, name, bytes);`: `alignas(T) __shared__ unsigned char name[bytes];`
 /// for nvcc and hipcc; with the emulated GPU, `name` points to such bytes of the block's local
 /// memory. Either way `reinterpret_cast<T*>(name)` is the memory.
-#define KI_GPU_SHARED_BYTES(T, name, bytes)                                                       \
-  static const char name##_site_ = 0;                                                             \
-  unsigned char* const name = static_cast<unsigned char*>(::ki::detail::gpu::emu::shared_memory( \
-      &name##_site_, (bytes), alignof(T), ::ki::source_location::current()))
+#define KI_GPU_SHARED_BYTES(T, name, bytes)                \
+  static const char name##_site_ = 0;                      \
+  unsigned char* const name = static_cast<unsigned char*>( \
+      ::ki::detail::gpu::emu::shared_memory(&name##_site_, (bytes), alignof(T), ::ki::source_location::current()))
 #else
 #define KI_GPU_SHARED(T, name) __shared__ std::type_identity_t<T> name
 #define KI_GPU_SHARED_BYTES(T, name, bytes) alignas(T) __shared__ unsigned char name[bytes]
