@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <ki/cpu/checked_support.hpp>
 #include <ki/ki.hpp>
 #include <ki/reference.hpp>
 
@@ -125,6 +126,19 @@ device_info info_of(int dialect, int d) {
   return i;
 }
 
+}  // namespace
+}  // namespace ki::emulated
+
+// The program's plain CUDA __shared__ variables (ki/emulated/cuda.hpp puts them in this section;
+// the linker defines its bounds where it exists, else they are null).
+extern "C" {
+extern char __start_ki_cuda_shared[] __attribute__((weak));
+extern char __stop_ki_cuda_shared[] __attribute__((weak));
+}
+
+namespace ki::emulated {
+namespace {
+
 /// The reference backend that runs device d's launches.
 ki::reference::backend backend_of(int dialect, int d) {
   const device_info i = info_of(dialect, d);
@@ -145,6 +159,14 @@ ki::reference::backend backend_of(int dialect, int d) {
   p.gpu_dialect = dialect;
   b.device_profiles.clear();
   b.queue = ki::reference::queue_mode::immediate;  // (on the stream's worker)
+  if (static_cast<char*>(__start_ki_cuda_shared) != nullptr &&
+      static_cast<char*>(__stop_ki_cuda_shared) > static_cast<char*>(__start_ki_cuda_shared)) {
+    // One copy of the __shared__ variables: one block at a time.
+    p.shared_section = __start_ki_cuda_shared;
+    p.shared_section_bytes =
+        static_cast<std::size_t>(static_cast<char*>(__stop_ki_cuda_shared) - static_cast<char*>(__start_ki_cuda_shared));
+    b.threads = 1;
+  }
   return b;
 }
 
@@ -261,6 +283,7 @@ status allocate(int, void** p, std::size_t bytes, memory_kind kind) {
   runtime& r = runtime::get();
   std::lock_guard lock(r.m);
   r.memory[reinterpret_cast<std::uintptr_t>(q)] = {bytes, kind, current_device, true};
+  if (kind != memory_kind::host) ki::detail::cpu::checked_allocation_added(q, bytes);  // (checked-access mode)
   *p = q;
   return status::success;
 }
@@ -273,8 +296,10 @@ status free_memory(void* p, memory_kind expected) {
   if (it == r.memory.end() || !it->second.owned ||
       (expected == memory_kind::host) != (it->second.kind == memory_kind::host))
     return record(status::invalid_value);
+  const bool device = it->second.kind != memory_kind::host;
   r.memory.erase(it);
   lock.unlock();
+  if (device) ki::detail::cpu::checked_allocation_removed(p);
   std::free(p);
   return status::success;
 }

@@ -154,6 +154,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     locals_.clear();
     local_bytes_ = 0;
     arena_.reset();
+    if (d.b->device.shared_section_bytes > 0) [[unlikely]]
+      take_shared_section(d.b->device);
     fibers_.reset(static_cast<int>(n_) + 1);
     const hook_slot h = current_hook();
     hook_ = h.fn, hook_ctx_ = h.ctx;
@@ -305,6 +307,21 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     local_bytes_ += bytes;
     return p;
   }
+  /// Plain CUDA's __shared__ variables (profile::shared_section): the group's local memory, as
+  /// if allocated at its start.
+  void take_shared_section(const profile& p) {
+    static constexpr char key = 0;
+    static constexpr char file[] = "(__shared__ variables)";
+    if (p.shared_section_bytes > d_->b->device.max_local_memory)
+      throw std::invalid_argument("ki::reference: the program's __shared__ variables take " +
+                                  std::to_string(p.shared_section_bytes) + " bytes, more than the device's " +
+                                  std::to_string(d_->b->device.max_local_memory) + " bytes of local memory");
+    if (sched_.seed != 0) poison_.fill(p.shared_section, p.shared_section_bytes);
+    else poison_fill(p.shared_section, p.shared_section_bytes);
+    locals_.push_back({&key, p.shared_section, p.shared_section_bytes, {file, 0, 0}});
+    local_bytes_ += p.shared_section_bytes;
+  }
+
   const source_location* local_memory_site(const void* p) const override {
     const auto* c = static_cast<const char*>(p);
     for (const auto& l : locals_)

@@ -223,6 +223,7 @@ bool race_detector::ordered(const access_rec& r, const cpu::item_state& me) cons
 }
 
 std::string race_detector::describe(i64 index, i64 count, const local_alloc* local) const {
+  if (local && local->where.line == 0) return "element " + std::to_string(index) + " of " + local->where.file;
   if (local) return "element " + std::to_string(index) + " of localmemory at " + to_string(local->where);
   return "element " + std::to_string(index) + " of a ki::span of " + std::to_string(count) + " elements";
 }

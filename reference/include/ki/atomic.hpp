@@ -62,7 +62,7 @@ inline constexpr bool always_false_atomic = false;
 // detail::host; detail::atomic_ref_t (below them) takes one or the other per call.
 namespace gpu {
 #endif
-#if KI_GPU_HIP
+#if KI_GPU_HIP && KI_GPU_CODE
 // HIP has no cuda::atomic_ref: the same interface over clang's __hip_atomic builtins, at agent
 // (device) scope like cuda::thread_scope_device. Orders are the __ATOMIC_* constants.
 template <class T>
@@ -418,7 +418,7 @@ KI_DEVICE T atomic_fetch_max(T* p, std::type_identity_t<T> v, memory_order o = m
 #endif
 /// Orders memory accesses around it without an atomic operation (C++ atomic_thread_fence).
 KI_DEVICE inline void atomic_thread_fence(memory_order o = memory_order::seq_cst) {
-#if KI_GPU_HIP
+#if KI_GPU_HIP && KI_GPU_CODE
   KI_GPU_BRANCH {
     switch (o) {  // __builtin_amdgcn_fence needs a constant order; relaxed orders nothing
       case memory_order::relaxed: break;

@@ -40,8 +40,8 @@
 #else
 #define KI_GPU_CODE 0
 #endif
-/// 1 where the GPU code is HIP's (hipcc's device pass, or the emulated HIP dialect).
-#if (KI_GPU_PASS && defined(__HIPCC__)) || KI_GPU_EMULATION == 2
+/// 1 where the GPU code is HIP's: under hipcc (either pass), or the emulated HIP dialect.
+#if defined(__HIPCC__) || KI_GPU_EMULATION == 2
 #define KI_GPU_HIP 1
 #else
 #define KI_GPU_HIP 0

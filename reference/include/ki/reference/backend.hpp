@@ -79,6 +79,12 @@ struct profile {
   /// device runs the GPU pass of kernels compiled with KI_GPU_EMULATION (ki::emulated_cuda,
   /// ki::emulated_hip), whose runtime sets it; 0 (the CPU pass) everywhere else.
   int gpu_dialect = 0;
+  /// The emulated GPU's plain CUDA kernels (ki/emulated/cuda.hpp): the program's `__shared__`
+  /// variables, one copy in one section, which every work-group takes as its local memory
+  /// (poisoned at its start, its accesses checked; the runtime then runs one group at a time).
+  /// Empty elsewhere.
+  void* shared_section = nullptr;
+  std::size_t shared_section_bytes = 0;
 
   /// A named preset: "cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict".
   /// Throws std::invalid_argument naming an unknown name.
