@@ -163,8 +163,8 @@ ki::reference::backend backend_of(int dialect, int d) {
       static_cast<char*>(__stop_ki_cuda_shared) > static_cast<char*>(__start_ki_cuda_shared)) {
     // One copy of the __shared__ variables: one block at a time.
     p.shared_section = __start_ki_cuda_shared;
-    p.shared_section_bytes =
-        static_cast<std::size_t>(static_cast<char*>(__stop_ki_cuda_shared) - static_cast<char*>(__start_ki_cuda_shared));
+    p.shared_section_bytes = static_cast<std::size_t>(static_cast<char*>(__stop_ki_cuda_shared) -
+                                                      static_cast<char*>(__start_ki_cuda_shared));
     b.threads = 1;
   }
   return b;

@@ -77,8 +77,7 @@ struct waits_elsewhere {
   KI_DEVICE void operator()(ki::span<i64> out) const {
     const unsigned lane = threadIdx.x;
     i64 r = 0;
-    if (lane < 4)
-      __syncthreads();
+    if (lane < 4) __syncthreads();
     else r = __shfl_sync(0xFFu, i64(lane), 0);
     out[lane] = r;
   }
@@ -147,8 +146,7 @@ TEST_CASE("emulated GPU: a lane that the mask names and that has exited is repor
   CHECK_THAT(what, ContainsSubstring("lane 3 (thread 3), which the mask names, has exited"));
 }
 
-TEST_CASE("emulated GPU: a lane that the mask names and that waits elsewhere: the block cannot finish",
-          "[emulated]") {
+TEST_CASE("emulated GPU: a lane that the mask names and that waits elsewhere: the block cannot finish", "[emulated]") {
   ki::cuda::backend b;
   auto out = ki::zeros<i64>(b, 8);
   ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, waits_elsewhere{}, out);
@@ -176,8 +174,7 @@ TEST_CASE("emulated GPU: a thread spinning on an atomic is reported, not hung", 
   CHECK_THAT(what, ContainsSubstring("emulated_device.cpp:" + std::to_string(spins::line)));
 }
 
-TEST_CASE("emulated GPU: the error is sticky until the device is reset, and says what the oracle found",
-          "[emulated]") {
+TEST_CASE("emulated GPU: the error is sticky until the device is reset, and says what the oracle found", "[emulated]") {
   ki::cuda::backend b;
   auto out = ki::zeros<i64>(b, 8);
   ki::launch(b, {.numgroups = 1, .workgroupsize = 8}, lane_exits{}, out, true);
@@ -195,7 +192,7 @@ TEST_CASE("emulated GPU: a bad launch configuration is the thread's last error, 
   // kernel<<<1, 2048>>>(...) through the launch seam: more threads than a block may have.
   ki::emulated::launch(&noop_kernel, dim3{1}, dim3{2048}, nullptr, 1);
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
-  CHECK(cudaGetLastError() == cudaSuccess);  // read and cleared
+  CHECK(cudaGetLastError() == cudaSuccess);                           // read and cleared
   ki::emulated::launch(&noop_kernel, dim3{0}, dim3{32}, nullptr, 1);  // an empty grid
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
   ki::emulated::launch(&noop_kernel, dim3{2}, dim3{32}, nullptr, 1);
