@@ -73,7 +73,7 @@ struct lane_exits {
 };
 
 struct waits_elsewhere {
-  static constexpr unsigned barrier_line = __LINE__ + 5, shfl_line = __LINE__ + 6;
+  static constexpr unsigned barrier_line = __LINE__ + 4, shfl_line = __LINE__ + 5;
   KI_DEVICE void operator()(ki::span<i64> out) const {
     const unsigned lane = threadIdx.x;
     i64 r = 0;
