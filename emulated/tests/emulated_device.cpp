@@ -4,10 +4,13 @@
 // carrying the oracle's diagnostic. Kernels here call the intrinsics directly (threadIdx,
 // __shfl_sync, ...), as a CUDA kernel does; they are compiled for the emulated CUDA dialect only.
 #include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_exception.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/cuda.hpp>
@@ -224,4 +227,18 @@ TEST_CASE("emulated GPU: streams run in order, asynchronously, and events order 
   CHECK(cudaFree(d) == cudaSuccess);
   CHECK(cudaStreamDestroy(s1) == cudaSuccess);
   CHECK(cudaStreamDestroy(s2) == cudaSuccess);
+}
+
+// Run by CTest with KI_EMULATED_GPU_DEVICES=0 (a hidden test: not part of a plain run).
+TEST_CASE("emulated GPU: a bad KI_EMULATED_GPU_DEVICES is an error naming it", "[.bad-devices]") {
+  const char* v = std::getenv("KI_EMULATED_GPU_DEVICES");
+  REQUIRE(v != nullptr);
+  REQUIRE(std::string(v) == "0");
+  int n = -1;
+  CHECK_THROWS_MATCHES(
+      cudaGetDeviceCount(&n), std::invalid_argument,
+      Catch::Matchers::MessageMatches(ContainsSubstring("KI_EMULATED_GPU_DEVICES = '0'") &&
+                                      ContainsSubstring("between 1 and 16")));
+  const ki::cuda::backend b;
+  CHECK_THROWS_AS(ki::zeros<int>(b, 4), std::invalid_argument);
 }

@@ -235,6 +235,8 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.max_local_memory = b.device.max_local_memory;
   c.fill = &poison_fill;  // local and private memory start as poison, as KI's local memory
   c.fill_name = "the poison word 0xFFBADBAD";
+  c.leftovers = b.local_memory == local_memory_start::leftovers;
+  if (c.leftovers) c.fill_name = "the previous work-group's leftovers (KI_REFERENCE_LOCAL_MEMORY=leftovers)";
   c.stack_size = resolve_stack_size(b);
   c.track_items = true;  // a fault names its work-item
   c.check_races = true;  // (in checked-access mode)

@@ -165,7 +165,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     loop_.watch_ctx = this;
     trace_round_ = 0;
     races_.start_group(
-        {items_.data(), sizeof(item), n_, &locals_, &unspecified_, sched_.seed != 0, same_value_race_, &fast_point_,
+        {items_.data(), sizeof(item), n_, &locals_, &unspecified_, fill_name(), same_value_race_, &fast_point_,
          no_site, hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr},
         group_linear, gs_.group_id);
     if (weak_memory_) weak_.start_group(n_);
@@ -300,12 +300,24 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       if (l.key == key) return l.p;
     const std::size_t limit = d_->b->device.max_local_memory;
     if (local_bytes_ + bytes > limit) throw cpu::reporter::local_memory_exceeded(where, bytes, local_bytes_, limit);
-    void* p = arena_.alloc(bytes, align);
-    if (sched_.seed != 0) poison_.fill(p, bytes);  // exploring: the seed's poison bytes
-    else poison_fill(p, bytes);
+    std::size_t reused = 0;
+    void* p = arena_.alloc(bytes, align, &reused);
+    if (!leftovers_) reused = 0;
+    fill_fresh(static_cast<unsigned char*>(p) + reused, bytes - reused);
     locals_.push_back({key, p, bytes, where});
     local_bytes_ += bytes;
     return p;
+  }
+  /// What unwritten local memory holds, in words (the uninitialised-read warning).
+  const char* fill_name() const {
+    if (leftovers_) return "the previous work-group's leftovers (KI_REFERENCE_LOCAL_MEMORY=leftovers)";
+    return sched_.seed != 0 ? "seeded random bytes" : "the poison word 0xFFBADBAD";
+  }
+  /// Local memory no work-group wrote: the poison (exploring: the seed's poison bytes).
+  void fill_fresh(void* p, std::size_t bytes) {
+    if (bytes == 0) return;
+    if (sched_.seed != 0) poison_.fill(p, bytes);
+    else poison_fill(p, bytes);
   }
   /// Plain CUDA's __shared__ variables (profile::shared_section): the group's local memory, as
   /// if allocated at its start.
@@ -316,8 +328,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
       throw std::invalid_argument("ki::reference: the program's __shared__ variables take " +
                                   std::to_string(p.shared_section_bytes) + " bytes, more than the device's " +
                                   std::to_string(d_->b->device.max_local_memory) + " bytes of local memory");
-    if (sched_.seed != 0) poison_.fill(p.shared_section, p.shared_section_bytes);
-    else poison_fill(p.shared_section, p.shared_section_bytes);
+    // Leftovers: one section for the whole program, which groups take one at a time; poisoned
+    // by the first group only.
+    static std::atomic<const void*> poisoned{nullptr};
+    if (!leftovers_ || poisoned.exchange(p.shared_section) != p.shared_section)
+      fill_fresh(p.shared_section, p.shared_section_bytes);
     locals_.push_back({&key, p.shared_section, p.shared_section_bytes, {file, 0, 0}});
     local_bytes_ += p.shared_section_bytes;
   }
@@ -822,6 +837,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     sched_ = d.b->schedule;
     same_value_race_ = d.b->same_value_writes == same_value_writes::race;
     weak_memory_ = d.b->memory == memory_model::weak;
+    leftovers_ = d.b->local_memory == local_memory_start::leftovers;
     profile p = d.b->device;
     if (sched_.seed != 0) {
       // Exploring: the seed also chooses the layout (where the profile leaves it open; a
@@ -898,6 +914,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   bool same_value_race_ = true;
   store_buffer weak_;  // memory_model::weak
   bool weak_memory_ = false;
+  bool leftovers_ = false;  ///< KI_REFERENCE_LOCAL_MEMORY=leftovers
   trace_hook hook_ = nullptr;
   void* hook_ctx_ = nullptr;
   trace_launch trace_launch_;  // while a hook watches: the launch, as events describe it

@@ -349,7 +349,8 @@ void versioninfo(std::ostream& os, const backend& b) {
      << p.max_work_group_dims[1] << ", " << p.max_work_group_dims[2] << ")\n"
      << "  max groups:         (" << p.max_num_groups[0] << ", " << p.max_num_groups[1] << ", " << p.max_num_groups[2]
      << ")\n"
-     << "  local memory:       " << p.max_local_memory << " bytes per work-group\n"
+     << "  local memory:       " << p.max_local_memory << " bytes per work-group, starting as "
+     << (b.local_memory == local_memory_start::leftovers ? "the previous group's leftovers" : "poison") << "\n"
      << "  float64:            " << (p.float64 ? "yes" : "no") << ", atomics: " << (p.atomics ? "yes" : "no")
      << ", 64-bit atomics: " << (p.atomics64 ? "yes" : "no") << "\n"
      << "  poison:             "

@@ -310,9 +310,7 @@ void race_detector::uninitialized_read(const source_location& where, i64 index, 
     e.where = to_string(where);
     e.message = "read at " + to_string(where) + " of localmemory at " + to_string(l.where) +
                 " before any work-item of the group wrote the element (e.g. element " + std::to_string(index) +
-                "; unspecified values, filled with " +
-                (g_.poison_seeded ? std::string("seeded random bytes") : std::string("the poison word 0xFFBADBAD")) +
-                ")";
+                "; unspecified values, filled with " + g_.fill + ")";
   }
   ++e.count;
 }

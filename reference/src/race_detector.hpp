@@ -114,7 +114,7 @@ struct checked_group {
   std::int64_t count;  ///< work-items
   const std::vector<local_alloc>* locals;
   warning_sites* warnings;  ///< where uninitialised local reads are counted
-  bool poison_seeded;       ///< the poison is seeded bytes (else the fixed word)
+  const char* fill;         ///< what unwritten local memory holds, for the warning
   bool same_value_race;     ///< a read of a value another item wrote unordered is a race
   /// The runner's barrier fast-path site, and what closes the fast path: an access sets it, so
   /// that the next barrier takes the slow path, which flushes.

@@ -64,4 +64,17 @@ memory_model backend::memory_model_from_environment() {
   return m;
 }
 
+local_memory_start backend::local_memory_from_environment() {
+  static const ki::reference::local_memory_start m = [] {
+    const char* v = std::getenv("KI_REFERENCE_LOCAL_MEMORY");
+    if (v == nullptr || *v == '\0') return local_memory_start::poison;
+    const std::string s = v;
+    if (s == "poison") return local_memory_start::poison;
+    if (s == "leftovers") return local_memory_start::leftovers;
+    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_LOCAL_MEMORY=%s (expected poison or leftovers)\n", v);
+    return local_memory_start::poison;
+  }();
+  return m;
+}
+
 }  // namespace ki::reference

@@ -155,6 +155,45 @@ TEST_CASE("fresh local memory is filled with the poison word, for every work-gro
   }
 }
 
+/// Each work-item reads its slot of a local array before writing it, then writes a value that
+/// names its group and itself: 1000 (g + 1) + l.
+struct read_leftover_local {
+  void operator()(ki::span<std::uint32_t> words) const {
+    auto w = ki::localmemory<std::uint32_t, 64>([] {});
+    const i64 l = ki::get_local_id().x, g = ki::get_group_id().x, n = ki::get_local_size().x;
+    words[g * n + l] = w[l];
+    w[l] = static_cast<std::uint32_t>(1000 * (g + 1) + l);
+  }
+};
+
+TEST_CASE("local_memory = leftovers: a work-group reads what the previous group on its thread left",
+          "[oracle][poison]") {
+  // Groups in order on one thread: group g (g > 0) reads group g - 1's values; group 0 of the
+  // second launch reads the first launch's last group's. Fresh arena memory is still poisoned
+  // (group 0 of the first launch: whatever this thread's earlier kernels left, or poison).
+  const ki::reference::backend b{.device = cuda,
+                                 .threads = 1,
+                                 .queue = ki::reference::queue_mode::immediate,
+                                 .local_memory = ki::reference::local_memory_start::leftovers};
+  const i64 groups = 4, n = 64;
+  auto words = ki::zeros<std::uint32_t>(b, groups * n);
+  for (int round = 0; round < 2; ++round) {
+    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, read_leftover_local{}, words);
+    ki::synchronize(b);
+    const auto h = ki::to_host(b, words);
+    for (i64 g = round == 0 ? 1 : 0; g < groups; ++g)
+      for (i64 l = 0; l < n; ++l) {
+        const i64 previous = g == 0 ? groups - 1 : g - 1;
+        CHECK(h[static_cast<std::size_t>(g * n + l)] == 1000 * (previous + 1) + l);
+      }
+  }
+  // The default (poison) on the same thread right after: poison again, not the leftovers.
+  const ki::reference::backend p{.device = cuda, .threads = 1, .queue = ki::reference::queue_mode::immediate};
+  ki::launch(p, {.numgroups = groups, .workgroupsize = n}, read_leftover_local{}, words);
+  ki::synchronize(p);
+  CHECK(ki::to_host(p, words) == std::vector<std::uint32_t>(static_cast<std::size_t>(groups * n), poison));
+}
+
 TEST_CASE("threads = 1 runs the groups in order on one thread; queue = immediate on the calling thread",
           "[oracle][threads]") {
   const bool immediate = GENERATE(false, true);

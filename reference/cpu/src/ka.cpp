@@ -435,8 +435,10 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       group_where_ = where;
       throw reporter::local_memory_exceeded(where, bytes, local_bytes_, c_->max_local_memory);
     }
-    void* p = arena_.alloc(bytes, align);
-    if (c_->fill) c_->fill(p, bytes);
+    std::size_t reused = 0;
+    void* p = arena_.alloc(bytes, align, &reused);
+    if (!c_->leftovers) reused = 0;
+    if (c_->fill && reused < bytes) c_->fill(static_cast<unsigned char*>(p) + reused, bytes - reused);
     locals_.push_back({key, p, bytes, where});
     local_bytes_ += bytes;
     return p;

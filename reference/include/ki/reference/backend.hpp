@@ -140,6 +140,9 @@ struct backend {
   /// kernels compiled with ki::reference_checked). Default: KI_REFERENCE_MEMORY = sequential |
   /// weak, else sequential.
   ki::reference::memory_model memory = memory_model_from_environment();
+  /// What local memory holds before a work-group writes it (schedule.hpp: local_memory_start).
+  /// Default: KI_REFERENCE_LOCAL_MEMORY = poison | leftovers, else poison.
+  ki::reference::local_memory_start local_memory = local_memory_from_environment();
 
   /// One profile per emulated device, where given: device d emulates device_profiles[d], and
   /// ki::ndevices is their number (`device`, and its `devices`, are then unused; so is each
@@ -153,6 +156,7 @@ struct backend {
   static queue_mode queue_mode_from_environment();
   static ki::reference::same_value_writes same_value_writes_from_environment();
   static ki::reference::memory_model memory_model_from_environment();
+  static ki::reference::local_memory_start local_memory_from_environment();
   static std::vector<profile> device_profiles_from_environment();
 
   /// Host arrays as kernel arguments (argconvert's backend route): the backend runs on the

@@ -76,4 +76,20 @@ enum class memory_model : std::uint8_t {
   weak,
 };
 
+/// What a work-group's local memory (KI's localmemory, KA's localmem, the emulated GPU's
+/// `__shared__` arrays) holds before the group writes it (docs/debugging.md, "Local memory's
+/// first contents"). Either way the values are unspecified, and checked-access mode warns of
+/// every read of local memory the group has not written.
+enum class local_memory_start : std::uint8_t {
+  /// The poison word 0xFFBADBAD (a seeded schedule: its random bytes), every group afresh.
+  poison,
+  /// Adversarial: what the previous work-group run on the same host thread left at the same
+  /// place (its local memory, in the order it asked for it), as a GPU's multiprocessor leaves
+  /// shared memory to the next block; poison only where no group has been before. A kernel that
+  /// reads local memory before writing it then reads plausible, stale values, not an obvious
+  /// poison word: a test that passes under `poison` by comparing against 0xFFBADBAD, or whose
+  /// first group happens to read a zero, fails here.
+  leftovers,
+};
+
 }  // namespace ki::reference

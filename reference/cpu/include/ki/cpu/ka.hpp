@@ -54,6 +54,9 @@ struct ka_config {
   bool check_races = false;
   /// Fills fresh local and private memory (the oracle's poison), or null.
   void (*fill)(void* p, std::size_t bytes) = nullptr;
+  /// Local memory: fill only what no earlier work-group of this thread's arena had (the
+  /// reference backend's KI_REFERENCE_LOCAL_MEMORY=leftovers).
+  bool leftovers = false;
   /// What the fill writes, for the warnings ("the poison word 0xFFBADBAD").
   const char* fill_name = "";
   /// Checked-access mode: where the reads of local or private memory before any write are

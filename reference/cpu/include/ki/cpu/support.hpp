@@ -7,6 +7,7 @@
 #pragma once
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -132,7 +133,9 @@ class local_arena {
   }
   /// `align`: a power of two (an alignof), so that rounding up is a mask, not a 64-bit division
   /// per call (one per local memory site and work-group).
-  void* alloc(std::size_t bytes, std::size_t align) {
+  /// `reused` (optional): how many of the returned bytes, from its start, this arena handed out
+  /// before (what earlier work-groups left there; the rest was never handed out).
+  void* alloc(std::size_t bytes, std::size_t align, std::size_t* reused = nullptr) {
     assert(align != 0 && (align & (align - 1)) == 0);
     for (;;) {
       if (chunk_ < chunks_.size()) {
@@ -142,6 +145,8 @@ class local_arena {
         const std::size_t off = ((base + used_ + align - 1) & ~(align - 1)) - base;
         if (off + bytes <= c.size) {
           used_ = off + bytes;
+          if (reused != nullptr) *reused = off >= c.high ? 0 : std::min(bytes, c.high - off);
+          c.high = std::max(c.high, used_);
           return c.p.get() + off;
         }
         ++chunk_;
@@ -164,8 +169,11 @@ class local_arena {
   struct chunk {
     std::unique_ptr<unsigned char[]> p;
     std::size_t size;
+    std::size_t high = 0;  ///< the end of what was ever handed out
   };
-  void add(std::size_t size) { chunks_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[size]), size}); }
+  void add(std::size_t size) {
+    chunks_.push_back({std::unique_ptr<unsigned char[]>(new unsigned char[size]), size, 0});
+  }
   std::vector<chunk> chunks_;
   std::size_t chunk_ = 0, used_ = 0;
 };
