@@ -194,6 +194,36 @@ TEST_CASE("local_memory = leftovers: a work-group reads what the previous group 
   CHECK(ki::to_host(p, words) == std::vector<std::uint32_t>(static_cast<std::size_t>(groups * n), poison));
 }
 
+/// The KA form of read_leftover_local: a localmem read before it is written.
+struct ka_read_leftover_local {
+  template <class G>
+  void operator()(G& g, ki::span<std::uint32_t> words) const {
+    auto w = g.template localmem<std::uint32_t, 64>([] {});
+    g.items([&](auto i) {
+      words[i.global_linear()] = w[i.local_linear()];
+      w[i.local_linear()] = static_cast<std::uint32_t>(1000 * (g.group_linear() + 1) + i.local_linear());
+    });
+  }
+};
+
+TEST_CASE("local_memory = leftovers: a KA work-group's localmem holds the previous group's values", "[oracle][poison]") {
+  const ki::reference::backend b{.device = cuda,
+                                 .threads = 1,
+                                 .queue = ki::reference::queue_mode::immediate,
+                                 .local_memory = ki::reference::local_memory_start::leftovers};
+  const i64 groups = 4, n = 64;
+  auto words = ki::zeros<std::uint32_t>(b, groups * n);
+  ki::ka::kernel(b, ka_read_leftover_local{}, ki::ka::groupsize<64>)({.ndrange = groups * n}, words);
+  ki::synchronize(b);
+  const auto h = ki::to_host(b, words);
+  for (i64 g = 1; g < groups; ++g)
+    for (i64 l = 0; l < n; ++l) CHECK(h[static_cast<std::size_t>(g * n + l)] == 1000 * g + l);
+  const ki::reference::backend p{.device = cuda, .threads = 1, .queue = ki::reference::queue_mode::immediate};
+  ki::ka::kernel(p, ka_read_leftover_local{}, ki::ka::groupsize<64>)({.ndrange = groups * n}, words);
+  ki::synchronize(p);
+  CHECK(ki::to_host(p, words) == std::vector<std::uint32_t>(static_cast<std::size_t>(groups * n), poison));
+}
+
 TEST_CASE("threads = 1 runs the groups in order on one thread; queue = immediate on the calling thread",
           "[oracle][threads]") {
   const bool immediate = GENERATE(false, true);

@@ -2,7 +2,8 @@
 // and reports any output that differs from the baseline run (seed 0), with the seed that
 // replays it, plus the oracle's launch reports of every run.
 //
-//   ki-check [--seeds N] [--profile NAME] [--first] [--json] [--verbose] -- PROGRAM [ARGS...]
+//   ki-check [--seeds N] [--profile NAME] [--gpu GPU_PROGRAM] [--first] [--json] [--verbose]
+//            -- PROGRAM [ARGS...]
 //
 // Each run gets KI_REFERENCE_SEED=<seed>, KI_REFERENCE_THREADS=1 (deterministic, replayable)
 // and KI_REFERENCE_REPORT=<a temporary file> in its environment (and KI_REFERENCE_PROFILE with
@@ -12,7 +13,15 @@
 // first run that differs or has a failed launch (the report then covers the runs made). While
 // it runs, and only when stderr is a terminal, one line on stderr shows the seeds done of the
 // total, the time elapsed and an estimate of the time left; it is erased before the report, so
-// a pipe or a log file sees exactly what it saw without it. Exit status: 0 when every run
+// a pipe or a log file sees exactly what it saw without it.
+//
+// --gpu GPU_PROGRAM: the same program built for the emulated GPU (linked with ki::emulated_cuda
+// or ki::emulated_hip; docs/offload.md, "The emulated GPU"), run with the same ARGS under every
+// seed too and compared with the same baseline (PROGRAM under seed 0). There every kernel runs
+// as a GPU runs it: a KA kernel's group-level code on every thread, its phases as guarded
+// statements, @synchronize as __syncthreads; so a KA kernel that is right only because the CPU
+// runs each phase as a loop over the group (a missing @synchronize, a synchronize inside items,
+// a condition of @synchronize that differs across the group) differs or fails there. Exit status: 0 when every run
 // printed the same and no launch failed, 1 when something differs or failed, 2 on bad usage.
 #include <poll.h>
 #include <sys/types.h>
@@ -34,6 +43,7 @@ namespace {
 
 struct run_result {
   std::uint64_t seed = 0;
+  bool gpu = false;  // GPU_PROGRAM (--gpu), else PROGRAM
   int status = 0;  // exit code, or 128 + signal
   std::vector<std::string> out_lines;
   std::string err;
@@ -229,9 +239,12 @@ std::string command_line(const std::vector<std::string>& argv) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: ki-check [--seeds N] [--profile NAME] [--first] [--json] [--verbose] -- PROGRAM [ARGS...]\n"
+               "usage: ki-check [--seeds N] [--profile NAME] [--gpu GPU_PROGRAM] [--first] [--json] [--verbose]\n"
+               "                -- PROGRAM [ARGS...]\n"
                "  runs PROGRAM under schedule-exploration seeds 0..N-1 (default 8) of the reference backend\n"
                "  and reports outputs that differ from seed 0, with the seed that replays them;\n"
+               "  --gpu also runs GPU_PROGRAM (the same program built for the emulated GPU) with ARGS under\n"
+               "  every seed, against the same baseline;\n"
                "  --first stops at the first run that differs or fails\n");
   return 2;
 }
@@ -240,7 +253,7 @@ int usage() {
 
 int main(int argc, char** argv) {
   std::uint64_t seeds = 8;
-  std::string profile;
+  std::string profile, gpu_program;
   bool json = false, verbose = false, first = false;
   int i = 1;
   for (; i < argc; ++i) {
@@ -258,6 +271,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--profile" && i + 1 < argc) {
       profile = argv[++i];
+    } else if (a == "--gpu" && i + 1 < argc) {
+      gpu_program = argv[++i];
     } else if (a == "--first") {
       first = true;
     } else if (a == "--json") {
@@ -272,6 +287,12 @@ int main(int argc, char** argv) {
   }
   if (i >= argc) return usage();
   const std::vector<std::string> prog(argv + i, argv + argc);
+  std::vector<std::string> gpu_prog;  // GPU_PROGRAM with PROGRAM's arguments
+  if (!gpu_program.empty()) {
+    gpu_prog = prog;
+    gpu_prog.front() = gpu_program;
+  }
+  const auto program_of = [&](const run_result& r) -> const std::vector<std::string>& { return r.gpu ? gpu_prog : prog; };
   const char* tmp = std::getenv("TMPDIR");
   const std::string report_path =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/ki-check-" + std::to_string(getpid()) + ".jsonl";
@@ -280,20 +301,25 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<run_result> runs;
   std::vector<std::vector<difference>> diffs;
-  std::size_t differing = 0, with_errors = 0, with_findings = 0;
+  std::size_t differing = 0, with_errors = 0, with_findings = 0, gpu_findings = 0;
   bool stopped = false;  // by --first, before the last seed
-  for (std::uint64_t s = 0; s < seeds; ++s) {
-    runs.push_back(run_once(prog, s, profile, report_path));
-    diffs.push_back(s == 0 ? std::vector<difference>{} : compare(runs.front(), runs.back()));
+  const std::uint64_t total = gpu_prog.empty() ? seeds : 2 * seeds;
+  for (std::uint64_t k = 0; k < total; ++k) {
+    const std::uint64_t s = gpu_prog.empty() ? k : k / 2;
+    const bool gpu = !gpu_prog.empty() && k % 2 == 1;
+    runs.push_back(run_once(gpu ? gpu_prog : prog, s, profile, report_path));
+    runs.back().gpu = gpu;
+    diffs.push_back(k == 0 ? std::vector<difference>{} : compare(runs.front(), runs.back()));
     const bool differs = !diffs.back().empty(), failed = has_error(runs.back());
     differing += differs ? 1 : 0;
     with_errors += failed ? 1 : 0;
     with_findings += differs || failed ? 1 : 0;
+    gpu_findings += gpu && (differs || failed) ? 1 : 0;
     if (progress)
-      show_progress(runs.size(), seeds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      show_progress(runs.size(), total, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                     with_findings);
     if (first && (differs || failed)) {
-      stopped = s + 1 < seeds;
+      stopped = k + 1 < total;
       break;
     }
   }
@@ -306,15 +332,17 @@ int main(int argc, char** argv) {
 
   if (json) {
     std::ostringstream os;
-    os << "{\"program\":" << json_string(command_line(prog)) << ",\"profile\":" << json_string(profile)
+    os << "{\"program\":" << json_string(command_line(prog)) << ",\"gpu_program\":" << json_string(gpu_program)
+       << ",\"profile\":" << json_string(profile)
        << ",\"seeds\":" << seeds << ",\"seeds_run\":" << ran << ",\"stopped_by_first\":" << (stopped ? "true" : "false")
        << ",\"found\":" << (found ? "true" : "false") << ",\"runs\":[";
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const auto& r = runs[k];
-      os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"order\":\"" << order_of(r.seed)
+      os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"model\":\"" << (r.gpu ? "gpu" : "cpu")
+         << "\",\"order\":\"" << order_of(r.seed)
          << "\",\"exit\":" << r.status << ",\"replay\":"
          << json_string("KI_REFERENCE_SEED=" + std::to_string(r.seed) +
-                        " KI_REFERENCE_THREADS=1 KI_RAND_SEED=" + rand_seed() + " " + command_line(prog))
+                        " KI_REFERENCE_THREADS=1 KI_RAND_SEED=" + rand_seed() + " " + command_line(program_of(r)))
          << ",\"differences\":[";
       for (std::size_t j = 0; j < diffs[k].size(); ++j) {
         const auto& d = diffs[k][j];
@@ -341,15 +369,17 @@ int main(int argc, char** argv) {
     return found ? 1 : 0;
   }
 
-  std::printf("ki-check: %llu runs of '%s'%s%s (seed 0 = forward order is the baseline; threads = 1)\n", ran,
-              command_line(prog).c_str(), profile.empty() ? "" : ", profile ", profile.c_str());
+  std::printf("ki-check: %llu runs of '%s'%s%s%s%s%s (seed 0 = forward order is the baseline; threads = 1)\n", ran,
+              command_line(prog).c_str(), gpu_prog.empty() ? "" : " and of its GPU model '",
+              gpu_program.c_str(), gpu_prog.empty() ? "" : "'", profile.empty() ? "" : ", profile ", profile.c_str());
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& r = runs[k];
     std::vector<std::string> kinds;
     for (const auto& rep : r.reports)
       for (auto& x : kinds_in(rep)) kinds.push_back(x);
     if (diffs[k].empty() && kinds.empty() && !verbose) continue;
-    std::printf("seed %llu (%s order):", static_cast<unsigned long long>(r.seed), order_of(r.seed));
+    std::printf("seed %llu (%s order)%s:", static_cast<unsigned long long>(r.seed), order_of(r.seed),
+                r.gpu ? ", GPU model" : "");
     if (diffs[k].empty()) std::printf(" same output as seed 0");
     std::printf("\n");
     for (const auto& d : diffs[k]) {
@@ -374,19 +404,24 @@ int main(int argc, char** argv) {
     if (!diffs[k].empty() || !kinds.empty())
       std::printf("  replay: KI_REFERENCE_SEED=%llu KI_REFERENCE_THREADS=1 KI_RAND_SEED=%s%s%s %s\n",
                   static_cast<unsigned long long>(r.seed), rand_seed().c_str(),
-                  profile.empty() ? "" : " KI_REFERENCE_PROFILE=", profile.c_str(), command_line(prog).c_str());
+                  profile.empty() ? "" : " KI_REFERENCE_PROFILE=", profile.c_str(), command_line(program_of(r)).c_str());
   }
   if (differing > 0)
     std::printf(
-        "ki-check: FOUND: the output differs from seed 0 under %zu of %llu seeds: it depends on the schedule (a race, "
-        "an uninitialised read or a sub-group layout assumption)\n",
-        differing, ran - 1);
+        "ki-check: FOUND: the output differs from seed 0 in %zu of %llu runs: it depends on the schedule (a race, "
+        "an uninitialised read or a sub-group layout assumption)%s\n",
+        differing, ran - 1, gpu_findings > 0 ? " or on the execution model (the GPU model's runs)" : "");
   if (with_errors > 0)
-    std::printf("ki-check: FOUND: launches failed under %zu seeds (see the oracle reports)\n", with_errors);
-  if (stopped)
-    std::printf("ki-check: stopped by --first after seed %llu (%llu of %llu seeds run)\n", ran - 1, ran,
+    std::printf("ki-check: FOUND: launches failed in %zu runs (see the oracle reports)\n", with_errors);
+  if (gpu_findings > 0)
+    std::printf("ki-check: FOUND: %zu of %llu runs in the GPU model differ or fail\n", gpu_findings,
                 static_cast<unsigned long long>(seeds));
+  if (stopped)
+    std::printf("ki-check: stopped by --first after seed %llu%s (%llu of %llu runs)\n",
+                static_cast<unsigned long long>(runs.back().seed), runs.back().gpu ? " in the GPU model" : "", ran,
+                static_cast<unsigned long long>(total));
   if (!found)
-    std::printf("ki-check: no difference and no error under %llu seeds\n", static_cast<unsigned long long>(seeds));
+    std::printf("ki-check: no difference and no error under %llu seeds%s\n", static_cast<unsigned long long>(seeds),
+                gpu_prog.empty() ? "" : ", in both models");
   return found ? 1 : 0;
 }
