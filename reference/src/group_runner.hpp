@@ -165,8 +165,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     loop_.watch_ctx = this;
     trace_round_ = 0;
     races_.start_group(
-        {items_.data(), sizeof(item), n_, &locals_, &unspecified_, fill_name(), same_value_race_, &fast_point_,
-         no_site, hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr},
+        {items_.data(), sizeof(item), n_, &locals_, &unspecified_, fill_name(), same_value_race_, &fast_point_, no_site,
+         hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr},
         group_linear, gs_.group_id);
     if (weak_memory_) weak_.start_group(n_);
     races_.set_store_buffer(weak_memory_ ? &weak_ : nullptr);
@@ -177,6 +177,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     cpu::current_group = &gs_;
     cpu::current_features = {d_->b->device.atomics64, d_->b->device.float64, d_->b->device.name};
     cpu::gpu_dialect = d_->b->device.gpu_dialect;
+    cpu::gpu_user_site = nullptr;
     if (hook_) [[unlikely]]
       emit(trace_kind::group_start, -1, "", {});
 
@@ -187,6 +188,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     cpu::current_group = nullptr;
     cpu::current_features = {};
     cpu::gpu_dialect = 0;
+    cpu::gpu_user_site = nullptr;
     const item* faulting = static_cast<const item*>(cpu::current);  // the item that faulted, if any
     dirty_statuses_ = true;                                         // cleared below when the group finished normally
     cpu::current = nullptr;

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -221,22 +222,31 @@ thread_local sigjmp_buf* tl_jump = nullptr;
 thread_local const std::vector<stack>* tl_stacks = nullptr;
 thread_local int tl_signal = 0;  // the signal that ended the last guarded run
 
-struct sigaction previous_segv, previous_bus;
+// The synchronous signals a work-item's own code can raise, and the handlers found before ours.
+constexpr int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+struct sigaction previous[std::size(fault_signals)];
+struct sigaction& previous_of(int sig) {
+  for (std::size_t k = 0; k < std::size(fault_signals); ++k)
+    if (fault_signals[k] == sig) return previous[k];
+  std::abort();
+}
 
 void on_fault(int sig, siginfo_t* info, void* uctx) {
   if (tl_jump != nullptr && tl_fault != nullptr) {
     auto* addr = static_cast<char*>(info->si_addr);
     tl_fault->happened = true;
     tl_fault->address = addr;
+    tl_fault->signal = sig;
+    tl_fault->code = info->si_code;
     tl_fault->stack_overflow = false;
-    if (tl_stacks != nullptr)
+    if (tl_stacks != nullptr && (sig == SIGSEGV || sig == SIGBUS))
       for (const stack& s : *tl_stacks)
         if (addr >= s.base && addr < s.base + guard_bytes) tl_fault->stack_overflow = true;
     tl_signal = sig;
     siglongjmp(*tl_jump, 1);
   }
   // Not ours: behave as if we were not installed.
-  const struct sigaction& prev = sig == SIGSEGV ? previous_segv : previous_bus;
+  const struct sigaction& prev = previous_of(sig);
   if (prev.sa_flags & SA_SIGINFO) {
     prev.sa_sigaction(sig, info, uctx);
   } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
@@ -261,7 +271,9 @@ bool handler_is_ours(int sig) {
 void install_handlers() {
   // (Not before every guarded run: the check costs three system calls, about 1 us per
   // work-group on the 2-core VM, more than a whole group of 256 barrier-free work-items.)
-  if (!handler_is_ours(SIGSEGV) || !handler_is_ours(SIGBUS)) {
+  bool all_ours = true;
+  for (const int sig : fault_signals) all_ours = all_ours && handler_is_ours(sig);
+  if (!all_ours) {
     static std::mutex m;
     std::lock_guard lock(m);
     struct sigaction sa {};
@@ -269,8 +281,8 @@ void install_handlers() {
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     // Whatever was installed meanwhile becomes the handler we defer to for faults not ours.
-    if (!handler_is_ours(SIGSEGV)) ::sigaction(SIGSEGV, &sa, &previous_segv);
-    if (!handler_is_ours(SIGBUS)) ::sigaction(SIGBUS, &sa, &previous_bus);
+    for (const int sig : fault_signals)
+      if (!handler_is_ours(sig)) ::sigaction(sig, &sa, &previous_of(sig));
   }
   // A stack overflow cannot run its handler on the overflowed stack.
   stack_t cur{};

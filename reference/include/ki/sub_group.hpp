@@ -271,7 +271,10 @@ inline void sub_group_sync(width_arg width, const source_location& where) {
 #define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) return gpu_expr;
 #elif KI_GPU_EMULATION
 #define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) \
-  KI_GPU_BRANCH { return gpu_expr; }                 \
+  KI_GPU_BRANCH {                                    \
+    KI_GPU_USER_CALL(where);                         \
+    return gpu_expr;                                 \
+  }                                                  \
   return cpu_expr;
 #else
 #define KI_DETAIL_SUB_GROUP_BODY(gpu_expr, cpu_expr) return cpu_expr;
@@ -454,7 +457,7 @@ template <class Tag = void>
 KI_DEVICE void sub_group_barrier(source_location where = source_location::current()) {
 #if KI_GPU_CODE
   KI_GPU_BRANCH {
-    (void)where;
+    KI_GPU_USER_CALL(where);
     detail::gpu::sub_group_barrier(0);
     return;
   }
@@ -467,7 +470,7 @@ template <detail::lane_integer W>
 KI_DEVICE void sub_group_barrier(W width, source_location where = source_location::current()) {
 #if KI_GPU_CODE
   KI_GPU_BRANCH {
-    (void)where;
+    KI_GPU_USER_CALL(where);
     detail::gpu::sub_group_barrier(detail::gpu::width_of(width));
     return;
   }

@@ -18,7 +18,8 @@
 // (extern __shared__), textures, cooperative groups, __activemask's convergence, clock().
 //
 // __shared__ variables live in one section of the program (ki_cuda_shared), which the runtime
-// gives every block as its local memory: poisoned at the block's start, counted against the
+// gives every block as its local memory: poisoned at the block's start (KI_REFERENCE_LOCAL_MEMORY=leftovers:
+// what the previous block left), counted against the
 // device's 48 KiB, its accesses checked in checked-access mode. There being one copy, a program
 // with such variables runs its emulated launches one block at a time.
 #pragma once

@@ -120,8 +120,11 @@ class fiber_core {
     bool happened = false;
     bool stack_overflow = false;  ///< the address was in a stack's guard region
     const void* address = nullptr;
+    int signal = 0;  ///< SIGSEGV, SIGBUS, SIGFPE (an integer division that traps) or SIGILL
+    int code = 0;    ///< its si_code (e.g. FPE_INTDIV)
   };
-  /// Runs body(arg) on this thread's own stack. If a fiber faults (SIGSEGV/SIGBUS) meanwhile,
+  /// Runs body(arg) on this thread's own stack. If a fiber faults (SIGSEGV, SIGBUS; SIGFPE: an
+  /// integer division by zero or INT_MIN / -1; SIGILL: a trap such as __builtin_trap()) meanwhile,
   /// control comes back here: every suspended fiber is dropped without unwinding, all stacks
   /// return to the pool, and the fault is returned.
   fault run_guarded(void (*body)(void*), void* arg);

@@ -270,6 +270,10 @@ template <class T>
 /// of the GPU pass (profile::gpu_dialect), else 0. Device functions compiled with both passes
 /// take their GPU branch where it is set.
 inline constinit thread_local int gpu_dialect = 0;
+/// The emulated GPU: the user's call of the ki function whose GPU pass the running work-item
+/// executes (ki/detail/gpu/emulated.hpp, user_call), or null; the runner clears it at each
+/// work-group's start and end (a failed group's fibers are dropped, not unwound).
+inline constinit thread_local const source_location* gpu_user_site = nullptr;
 
 /// Set while a CPU backend runs a KA kernel's work-group (ki/ka/group.hpp): KernelInterface
 /// device functions are then a mix of the two layers, which the spec rules out.

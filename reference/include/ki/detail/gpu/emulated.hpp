@@ -103,17 +103,36 @@ inline void* shared_memory(const void* site, std::size_t bytes, std::size_t alig
   return cpu::exec("__shared__", where).local_memory(site, bytes, align, where);
 }
 
+/// The user's call of a ki sub-group function whose GPU pass the running work-item executes
+/// (cpu::gpu_user_site; null: none), so that its rendezvous are reported at the user's line, not
+/// at the intrinsic's inside ki. Set by user_call, the outermost call winning; a work-item that
+/// resumes from a rendezvous restores its own (other work-items ran meanwhile).
+class user_call {
+ public:
+  explicit user_call(const source_location& where) : previous_(cpu::gpu_user_site) {
+    if (previous_ == nullptr) cpu::gpu_user_site = &where;
+  }
+  ~user_call() { cpu::gpu_user_site = previous_; }
+  user_call(const user_call&) = delete;
+  user_call& operator=(const user_call&) = delete;
+
+ private:
+  const source_location* previous_;
+};
+
 /// One masked rendezvous (CUDA's *_sync intrinsics): the caller's value of `size` bytes.
 inline void lanes(cpu::collective_kind k, std::uint64_t mask, std::int64_t arg, const void* value, void* result,
                   std::size_t size, const char* type, const source_location& where) {
-  cpu::collective c{k, where};
+  const source_location* const user = cpu::gpu_user_site;
+  cpu::collective c{k, user != nullptr ? *user : where};
   c.lane_mask = mask;
   c.arg = arg;
   c.size = size;
   c.value = value;
   c.result = result;
   c.type_name = type;
-  cpu::exec(cpu::op(k).name, where).collective(c);
+  cpu::exec(cpu::op(k).name, c.where).collective(c);
+  cpu::gpu_user_site = user;
 }
 
 /// The caller's lane in its warp.

@@ -75,6 +75,15 @@ __device__ inline void sync_lanes(lane_mask mask) { __syncwarp(mask); }
 #define KI_GPU_SYNCTHREADS(where) __syncthreads()
 #endif
 
+/// `KI_GPU_USER_CALL(where);` at the start of a GPU branch that meets other lanes: the emulated
+/// GPU's oracle reports the rendezvous inside it at the user's call `where` (a source_location
+/// that outlives the branch), not at the intrinsic's line in ki. Nothing for nvcc and hipcc.
+#if KI_GPU_EMULATION
+#define KI_GPU_USER_CALL(where) const ::ki::detail::gpu::emu::user_call ki_user_call_(where)
+#else
+#define KI_GPU_USER_CALL(where) (void)(where)
+#endif
+
 /// A __shared__ variable of type T (an array type too): `KI_GPU_SHARED(T, name);` declares
 /// `__shared__ T name;` for nvcc and hipcc; with the emulated GPU, `name` refers to the block's
 /// local memory of that declaration (and instantiation), as the oracle gives it.

@@ -1,0 +1,152 @@
+// The fault suite (issue "never crash, never hang"): each fault a kernel can make on the CPU
+// backends, in both layers, is a ki::kernel_error with its kind, work-group, work-item (where the
+// backend tracks it) and line, and the same backend value runs a correct launch right afterwards.
+// Runs on the reference backend and, where it is built, simd_cpu.
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <ki/ka.hpp>
+#include <ki/ki.hpp>
+#include <ki/reference.hpp>
+#if KI_FAULTS_SIMD_CPU
+#include <ki/simd_cpu.hpp>
+using cpu_backends = std::tuple<ki::reference::backend, ki::simd_cpu::backend>;
+#else
+using cpu_backends = std::tuple<ki::reference::backend>;
+#endif
+
+namespace {
+using i64 = std::int64_t;
+using Catch::Matchers::ContainsSubstring;
+
+constexpr i64 groups = 4, size = 32, bad = 2 * size + 5;  // work-item 5 of work-group 2
+
+enum class fault { divide_by_zero, min_by_minus_one, trap };
+
+/// out[g] = num[g] / den[g] for every work-item; the bad one's operands are the fault's (or it
+/// executes a trap).
+struct ki_faults {
+  static constexpr unsigned line = __LINE__ + 3;  // the barrier before the fault
+  void operator()(ki::span<int> out, ki::span<const int> num, ki::span<const int> den, int what) const {
+    const i64 g = ki::get_global_id().x;
+    ki::barrier();  // (a sync point before: the report names it)
+    if (what == 2 && g == bad) __builtin_trap();
+    out[g] = num[g] / den[g];
+  }
+};
+
+/// The same as a KA kernel: one phase.
+struct ka_faults {
+  static constexpr unsigned line = __LINE__ + 3;
+  template <class G>
+  void operator()(G& g, ki::span<int> out, ki::span<const int> num, ki::span<const int> den, int what) const {
+    g.items([&](auto i) {
+      if (what == 2 && i.global_linear() == bad) __builtin_trap();
+      out[i.global_linear()] = num[i.global_linear()] / den[i.global_linear()];
+    });
+  }
+};
+
+struct operands {
+  std::vector<int> num, den;
+};
+operands operands_for(fault f) {
+  operands o{std::vector<int>(groups * size), std::vector<int>(groups * size, 1)};
+  for (i64 k = 0; k < groups * size; ++k) o.num[static_cast<std::size_t>(k)] = static_cast<int>(3 * k);
+  if (f == fault::divide_by_zero) o.den[bad] = 0;
+  if (f == fault::min_by_minus_one) o.num[bad] = INT_MIN, o.den[bad] = -1;
+  return o;
+}
+
+const char* expected_message(fault f) {
+  return f == fault::trap ? "executed an illegal instruction (SIGILL"
+                          : "divided an integer by zero, or the most negative "
+                            "integer by -1 (SIGFPE";
+}
+
+template <class B>
+void check_right(const B& b, const ki::array<int, B>& out) {
+  const auto h = ki::to_host(b, out);
+  for (i64 k = 0; k < groups * size; ++k) CHECK(h[static_cast<std::size_t>(k)] == 3 * k);
+}
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE(
+    "faults: an integer division that traps or a trap in a KI kernel is reported, and the "
+    "backend stays usable",
+    "[faults]", cpu_backends) {
+  const TestType b{};
+  for (const fault f : {fault::divide_by_zero, fault::min_by_minus_one, fault::trap}) {
+    INFO("fault " << static_cast<int>(f));
+    const operands o = operands_for(f);
+    auto num = ki::allocate<int>(b, groups * size), den = ki::allocate<int>(b, groups * size);
+    ki::copyto(b, num, o.num);
+    ki::copyto(b, den, o.den);
+    auto out = ki::zeros<int>(b, groups * size);
+    const auto& cnum = num;
+    const auto& cden = den;
+    ki::launch(b, {.numgroups = groups, .workgroupsize = size}, ki_faults{}, out, cnum, cden, f == fault::trap ? 2 : 0);
+    try {
+      ki::synchronize(b);
+      FAIL("no error");
+    } catch (const ki::kernel_error& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+      CHECK(e.group() == ki::xyz<i64>{2, 0, 0});
+      CHECK(e.local() == ki::xyz<i64>{5, 0, 0});
+      CHECK_THAT(msg, ContainsSubstring(expected_message(f)));
+      CHECK_THAT(msg, ContainsSubstring("(after barrier faults.cpp:" + std::to_string(ki_faults::line) + ")"));
+    }
+    // The same backend value, right away: a correct launch.
+    const auto ok = operands_for(fault::trap);
+    ki::copyto(b, den, ok.den);
+    ki::copyto(b, num, ok.num);
+    ki::launch(b, {.numgroups = groups, .workgroupsize = size}, ki_faults{}, out, cnum, cden, 0);
+    ki::synchronize(b);
+    check_right(b, out);
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE(
+    "faults: an integer division that traps or a trap in a KA phase is reported, and the "
+    "backend stays usable",
+    "[faults]", cpu_backends) {
+  const TestType b{};
+  const bool oracle = std::is_same_v<TestType, ki::reference::backend>;
+  for (const fault f : {fault::divide_by_zero, fault::min_by_minus_one, fault::trap}) {
+    INFO("fault " << static_cast<int>(f));
+    const operands o = operands_for(f);
+    auto num = ki::allocate<int>(b, groups * size), den = ki::allocate<int>(b, groups * size);
+    ki::copyto(b, num, o.num);
+    ki::copyto(b, den, o.den);
+    auto out = ki::zeros<int>(b, groups * size);
+    ki::ka::kernel k(b, ka_faults{}, size);
+    k({.ndrange = groups * size}, out, ki::ka::Const(num), ki::ka::Const(den), f == fault::trap ? 2 : 0);
+    try {
+      ki::synchronize(b);
+      FAIL("no error");
+    } catch (const ki::kernel_error& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+      CHECK(e.group() == ki::xyz<i64>{2, 0, 0});
+      if (oracle) CHECK(e.local() == ki::xyz<i64>{5, 0, 0});
+      CHECK_THAT(msg, ContainsSubstring(expected_message(f)));
+      CHECK(e.where() == "faults.cpp:" + std::to_string(ka_faults::line));  // the phase
+    }
+    const auto ok = operands_for(fault::trap);
+    ki::copyto(b, den, ok.den);
+    ki::copyto(b, num, ok.num);
+    k({.ndrange = groups * size}, out, ki::ka::Const(num), ki::ka::Const(den), 0);
+    ki::synchronize(b);
+    check_right(b, out);
+  }
+}
