@@ -216,6 +216,7 @@ void set_active_device(int id) { active = id; }
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name,
             bool instrumented) {
+  ki::detail::cpu::host_only("ki::launch");
   if (b.memory == memory_model::weak && !instrumented)
     throw std::invalid_argument(
         "ki::reference: launch of kernel '" + name +
@@ -236,6 +237,7 @@ void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
 
 void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
                std::string name) {
+  ki::detail::cpu::host_only("a KA kernel's launch");
   start_env_trace();  // KI_REFERENCE_TRACE (tools/ki-trace)
   current(b, "launch")
       ->push(
@@ -248,6 +250,7 @@ void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::
 }
 
 void* allocate(const backend& b, std::size_t bytes) {
+  ki::detail::cpu::host_only("ki::allocate (or ki::zeros, ki::ones, ki::fill)");
   if (active >= device_count(b)) (void)current(b, "allocate");  // throws, naming the device
   // 64-byte aligned, like device allocations; at least one byte so that the pointer is unique.
   const std::size_t n = (bytes + 63) / 64 * 64;
@@ -274,6 +277,7 @@ void free(const backend& b, int device, void* p) noexcept {
 }
 
 void copy(const backend& b, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
+  ki::detail::cpu::host_only("ki::copyto (or ki::to_host)");
   auto q = current(b, "copyto");
   if (b.queue == queue_mode::immediate) return q->push([=](queue&) { std::memmove(dst, src, bytes); }, b.queue);
   if (kind == copy_kind::host_to_device || kind == copy_kind::host_to_host) {
@@ -287,6 +291,7 @@ void copy(const backend& b, void* dst, const void* src, std::size_t bytes, copy_
 }
 
 void synchronize(const backend& b) {
+  ki::detail::cpu::host_only("ki::synchronize");
   thread_state* s = state();
   if (s == nullptr) return;
   auto q = current(b, "synchronize");
@@ -308,12 +313,14 @@ void synchronize(const backend& b) {
 }
 
 event record_event(const backend& b) {
+  ki::detail::cpu::host_only("ki::record_event");
   auto q = current(b, "record_event");
   std::lock_guard l(q->m);
   return event{q, q->submitted};
 }
 
 void wait_event(const backend& b, const event& e) {
+  ki::detail::cpu::host_only("ki::wait_event");
   if (!e.queue) throw std::invalid_argument("ki::wait_event: the event was not returned by ki::record_event");
   auto q = current(b, "wait_event");
   auto target = std::static_pointer_cast<queue>(e.queue);

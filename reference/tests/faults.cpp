@@ -150,3 +150,78 @@ TEMPLATE_LIST_TEST_CASE(
     check_right(b, out);
   }
 }
+
+namespace {
+/// The backend a kernel below (wrongly) calls host functions on.
+template <class B>
+const B* host_backend = nullptr;
+
+/// Work-item `bad` calls a host function: 0 ki::zeros, 1 ki::launch, 2 ki::synchronize,
+/// 3 ki::copyto, 4 ki::record_event.
+template <class B>
+struct ki_host_call {
+  void operator()(ki::span<int> out, int what) const {
+    const i64 g = ki::get_global_id().x;
+    out[g] = 1;
+    if (g != bad) return;
+    host_call(what);
+  }
+  static void host_call(int what) {
+    const B& b = *host_backend<B>;
+    std::vector<int> h(4, 0);
+    if (what == 0) (void)ki::zeros<int>(b, 4);
+    if (what == 1) ki::launch(b, {.numgroups = 1, .workgroupsize = 1}, ki_host_call{}, ki::span<int>(), 9);
+    if (what == 2) ki::synchronize(b);
+    if (what == 3) ki::copyto(b, h, h);
+    if (what == 4) (void)ki::record_event(b);
+  }
+};
+
+template <class B>
+struct ka_host_call {
+  template <class G>
+  void operator()(G& g, ki::span<int> out, int what, int in_phase) const {
+    g.items([&](auto i) {
+      out[i.global_linear()] = 1;
+      if (in_phase && i.global_linear() == bad) ki_host_call<B>::host_call(what);
+    });
+    if (!in_phase && g.group_linear() == 2) ki_host_call<B>::host_call(what);
+  }
+};
+
+const char* host_call_name(int what) {
+  static const char* names[] = {"ki::allocate (or ki::zeros, ki::ones, ki::fill)", "ki::launch", "ki::synchronize",
+                                "ki::copyto (or ki::to_host)", "ki::record_event"};
+  return names[what];
+}
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("faults: a host function called inside a kernel is an error naming it, in both layers",
+                        "[faults]", cpu_backends) {
+  const TestType b{};
+  host_backend<TestType> = &b;
+  const bool oracle = std::is_same_v<TestType, ki::reference::backend>;
+  auto out = ki::zeros<int>(b, groups * size);
+  for (int what = 0; what < 5; ++what) {
+    for (int layer = 0; layer < 3; ++layer) {  // KI; KA in a phase; KA in group-level code
+      INFO("host call " << what << ", layer " << layer);
+      if (layer == 0) ki::launch(b, {.numgroups = groups, .workgroupsize = size}, ki_host_call<TestType>{}, out, what);
+      else ki::ka::kernel(b, ka_host_call<TestType>{}, size)({.ndrange = groups * size}, out, what, layer == 1 ? 1 : 0);
+      try {
+        ki::synchronize(b);
+        FAIL("no error");
+      } catch (const ki::kernel_error& e) {
+        const std::string msg = e.what();
+        INFO(msg);
+        CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+        CHECK(e.group() == ki::xyz<i64>{2, 0, 0});
+        if (layer == 0 || (layer == 1 && oracle)) CHECK(e.local() == ki::xyz<i64>{5, 0, 0});
+        CHECK_THAT(msg, ContainsSubstring(std::string(host_call_name(what)) + " called inside a kernel"));
+      }
+      // Still usable: a correct launch.
+      ki::launch(b, {.numgroups = groups, .workgroupsize = size}, ki_host_call<TestType>{}, out, -1);
+      ki::synchronize(b);
+      CHECK(ki::to_host(b, out) == std::vector<int>(groups * size, 1));
+    }
+  }
+}

@@ -43,6 +43,7 @@ const char* scheduler_name(scheduler s) { return s == scheduler::openmp ? "openm
 
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
             run_one_fn one, const void* ctx, const std::string& name) {
+  ki::detail::cpu::host_only("ki::launch");
   const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);
   auto error = execute({groups, items, run, one, ctx, &b, name.c_str(), seed});
   auto& q = queue();
@@ -51,6 +52,7 @@ void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
 }
 
 void launch_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d) {
+  ki::detail::cpu::host_only("a KA kernel's launch");
   auto error = execute_ka(d, b);
   auto& q = queue();
   ++q.done;
@@ -58,6 +60,7 @@ void launch_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d) {
 }
 
 void synchronize(const backend&) {
+  ki::detail::cpu::host_only("ki::synchronize");
   auto& q = queue();
   if (q.errors.empty()) return;
   kernel_error e = std::move(q.errors.front());
@@ -66,6 +69,7 @@ void synchronize(const backend&) {
 }
 
 void* allocate(const backend&, std::size_t bytes) {
+  ki::detail::cpu::host_only("ki::allocate (or ki::zeros, ki::ones, ki::fill)");
   const std::size_t n = (bytes + 63) / 64 * 64;  // 64-byte aligned, at least one line
   void* p = std::aligned_alloc(64, n == 0 ? 64 : n);
   if (p == nullptr) throw std::bad_alloc();
@@ -75,11 +79,15 @@ void* allocate(const backend&, std::size_t bytes) {
 void free(void* p) noexcept { std::free(p); }
 
 void copy(const backend&, void* dst, const void* src, std::size_t bytes) {
+  ki::detail::cpu::host_only("ki::copyto (or ki::to_host)");
   std::memmove(dst, src, bytes);
   ++queue().done;
 }
 
-event record_event(const backend&) { return event{queue().done}; }
+event record_event(const backend&) {
+  ki::detail::cpu::host_only("ki::record_event");
+  return event{queue().done};
+}
 
 void set_priority(const backend&, priority p) { queue().prio = p; }
 

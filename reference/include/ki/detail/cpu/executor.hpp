@@ -292,6 +292,17 @@ inline constinit thread_local bool ka_running = false;
   throw std::logic_error(std::string("ki: ") + what + at + " called outside a kernel");
 }
 
+/// A host function (ki::launch, ki::synchronize, an allocation, a copy, an event) called from
+/// inside a kernel running on this thread: a std::logic_error naming it, which the kernel's
+/// report then carries with the work-item (on a GPU such a call does not compile; here it would
+/// wait for the kernel that makes it, or run a launch inside a launch).
+inline void host_only(const char* what) {
+  if (current != nullptr || ka_running) [[unlikely]]
+    throw std::logic_error(std::string("ki: ") + what +
+                           " called inside a kernel: it is a host function (launches, synchronize, allocations, "
+                           "copies and events are made by the host, between kernels)");
+}
+
 inline const item_state& here(const char* what) {
   item_state* it = current;
   if (it == nullptr) [[unlikely]]
