@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <system_error>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -58,6 +60,7 @@ struct queue {
   std::thread worker;
   priority prio = priority::normal;
   std::vector<kernel_error> errors;  // failed launches, until synchronize
+  std::exception_ptr failure;        // the first operation that threw (e.g. out of memory), until synchronize
   std::vector<warning> warnings;     // until synchronize or take_warnings
   bool print_warnings = true;
 
@@ -73,7 +76,14 @@ struct queue {
     ops.push_back(std::move(op));
     ++submitted;
     if (mode == queue_mode::async) released = submitted;
-    if (!worker.joinable()) worker = std::thread([this] { work(); });
+    if (!worker.joinable()) {
+      try {
+        worker = std::thread([this] { work(); });
+      } catch (const std::system_error&) {
+        // No thread to be had (out of memory or of threads): the operations run when the host
+        // waits for them, as in the delayed mode; the next push tries again.
+      }
+    }
     cv.notify_all();
   }
   /// Let the worker run the operations before position `upto`.
@@ -115,7 +125,12 @@ struct queue {
     operation op = std::move(ops.front());
     ops.pop_front();
     l.unlock();
-    op(*this);
+    try {
+      op(*this);
+    } catch (...) {  // (out of memory, most likely): kept for synchronize; the queue goes on
+      std::lock_guard g(m);
+      if (!failure) failure = std::current_exception();
+    }
     op = nullptr;  // its captures (e.g. a launch's arguments) go before the count says done
     l.lock();
     busy = false;
@@ -131,6 +146,12 @@ struct queue {
       cv.notify_all();
     }
     if (worker.joinable()) worker.join();
+    else {  // never had a worker: the queued work runs here
+      std::unique_lock l(m);
+      while (run_next(l)) {
+      }
+    }
+    if (failure) std::fprintf(stderr, "ki::reference: an operation failed and its queue was never synchronized\n");
     for (const auto& e : errors)
       std::fprintf(stderr, "ki::reference: a launch failed and its queue was never synchronized: %s\n", e.what());
   }
@@ -298,9 +319,11 @@ void synchronize(const backend& b) {
   q->drain();
   std::vector<kernel_error> errors;
   std::vector<warning> warnings;
+  std::exception_ptr failure;
   bool print = true;
   {
     std::lock_guard l(q->m);
+    std::swap(failure, q->failure);
     errors.swap(q->errors);
     warnings.swap(q->warnings);
     print = q->print_warnings;
@@ -309,6 +332,7 @@ void synchronize(const backend& b) {
     if (print) std::fprintf(stderr, "ki::reference: warning: %s\n", w.message.c_str());
     s->warnings.push_back(std::move(w));
   }
+  if (failure) std::rethrow_exception(failure);
   if (!errors.empty()) throw std::move(errors.front());
 }
 

@@ -206,7 +206,8 @@ struct ka_read_leftover_local {
   }
 };
 
-TEST_CASE("local_memory = leftovers: a KA work-group's localmem holds the previous group's values", "[oracle][poison]") {
+TEST_CASE("local_memory = leftovers: a KA work-group's localmem holds the previous group's values",
+          "[oracle][poison]") {
   const ki::reference::backend b{.device = cuda,
                                  .threads = 1,
                                  .queue = ki::reference::queue_mode::immediate,

@@ -44,7 +44,7 @@ namespace {
 struct run_result {
   std::uint64_t seed = 0;
   bool gpu = false;  // GPU_PROGRAM (--gpu), else PROGRAM
-  int status = 0;  // exit code, or 128 + signal
+  int status = 0;    // exit code, or 128 + signal
   std::vector<std::string> out_lines;
   std::string err;
   std::vector<std::string> reports;  // JSON lines
@@ -292,7 +292,9 @@ int main(int argc, char** argv) {
     gpu_prog = prog;
     gpu_prog.front() = gpu_program;
   }
-  const auto program_of = [&](const run_result& r) -> const std::vector<std::string>& { return r.gpu ? gpu_prog : prog; };
+  const auto program_of = [&](const run_result& r) -> const std::vector<std::string>& {
+    return r.gpu ? gpu_prog : prog;
+  };
   const char* tmp = std::getenv("TMPDIR");
   const std::string report_path =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/ki-check-" + std::to_string(getpid()) + ".jsonl";
@@ -333,14 +335,13 @@ int main(int argc, char** argv) {
   if (json) {
     std::ostringstream os;
     os << "{\"program\":" << json_string(command_line(prog)) << ",\"gpu_program\":" << json_string(gpu_program)
-       << ",\"profile\":" << json_string(profile)
-       << ",\"seeds\":" << seeds << ",\"seeds_run\":" << ran << ",\"stopped_by_first\":" << (stopped ? "true" : "false")
-       << ",\"found\":" << (found ? "true" : "false") << ",\"runs\":[";
+       << ",\"profile\":" << json_string(profile) << ",\"seeds\":" << seeds << ",\"seeds_run\":" << ran
+       << ",\"stopped_by_first\":" << (stopped ? "true" : "false") << ",\"found\":" << (found ? "true" : "false")
+       << ",\"runs\":[";
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const auto& r = runs[k];
-      os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"model\":\"" << (r.gpu ? "gpu" : "cpu")
-         << "\",\"order\":\"" << order_of(r.seed)
-         << "\",\"exit\":" << r.status << ",\"replay\":"
+      os << (k ? "," : "") << "{\"seed\":" << r.seed << ",\"model\":\"" << (r.gpu ? "gpu" : "cpu") << "\",\"order\":\""
+         << order_of(r.seed) << "\",\"exit\":" << r.status << ",\"replay\":"
          << json_string("KI_REFERENCE_SEED=" + std::to_string(r.seed) +
                         " KI_REFERENCE_THREADS=1 KI_RAND_SEED=" + rand_seed() + " " + command_line(program_of(r)))
          << ",\"differences\":[";
@@ -370,8 +371,8 @@ int main(int argc, char** argv) {
   }
 
   std::printf("ki-check: %llu runs of '%s'%s%s%s%s%s (seed 0 = forward order is the baseline; threads = 1)\n", ran,
-              command_line(prog).c_str(), gpu_prog.empty() ? "" : " and of its GPU model '",
-              gpu_program.c_str(), gpu_prog.empty() ? "" : "'", profile.empty() ? "" : ", profile ", profile.c_str());
+              command_line(prog).c_str(), gpu_prog.empty() ? "" : " and of its GPU model '", gpu_program.c_str(),
+              gpu_prog.empty() ? "" : "'", profile.empty() ? "" : ", profile ", profile.c_str());
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& r = runs[k];
     std::vector<std::string> kinds;
@@ -404,7 +405,8 @@ int main(int argc, char** argv) {
     if (!diffs[k].empty() || !kinds.empty())
       std::printf("  replay: KI_REFERENCE_SEED=%llu KI_REFERENCE_THREADS=1 KI_RAND_SEED=%s%s%s %s\n",
                   static_cast<unsigned long long>(r.seed), rand_seed().c_str(),
-                  profile.empty() ? "" : " KI_REFERENCE_PROFILE=", profile.c_str(), command_line(program_of(r)).c_str());
+                  profile.empty() ? "" : " KI_REFERENCE_PROFILE=", profile.c_str(),
+                  command_line(program_of(r)).c_str());
   }
   if (differing > 0)
     std::printf(

@@ -15,6 +15,7 @@
 #include <memory>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <tuple>
 #include <vector>
@@ -367,6 +368,10 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     const fiber_core::fault f = fibers_->run_guarded(&drive, this);
     current_features = {};
     if (c_->warnings != nullptr) races_.take_warnings(*c_->warnings);
+    if (job_.out_of_memory) {
+      job_.out_of_memory = false;
+      throw std::bad_alloc();  // a kernel's failure, and then no memory to report it
+    }
     if (!f.happened) return std::move(job_.result);
     // The fiber is gone (not unwound): undo what it had set, and say where it was.
     clear_thread_flags();
@@ -466,9 +471,10 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     const std::atomic<i64>* stop = nullptr;
     reporter* rep = nullptr;
     range_result result;
-    i64 current = 0;       ///< the group started last (its linear id)
-    i64 next = 0;          ///< the group to start next
-    bool running = false;  ///< `current` has started and not ended
+    i64 current = 0;             ///< the group started last (its linear id)
+    i64 next = 0;                ///< the group to start next
+    bool running = false;        ///< `current` has started and not ended
+    bool out_of_memory = false;  ///< the failure's report could not be made (thrown after the fiber)
   };
   // On the thread's own stack, inside run_guarded: the fiber runs the groups, then resumes it.
   static void drive(void* self) { static_cast<ka_runner*>(self)->fibers_->spawn(1, &entry, self); }
@@ -492,9 +498,13 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     } catch (...) {
       clear_thread_flags();
       j.running = false;
-      j.result = {failure_of(d, *j.rep), j.current};
-      if (c_->tracer != nullptr) [[unlikely]]
-        c_->tracer->group_ends(id_of(d, j.current), &*j.result.error);
+      try {
+        j.result = {failure_of(d, *j.rep), j.current};
+        if (c_->tracer != nullptr) [[unlikely]]
+          c_->tracer->group_ends(id_of(d, j.current), &*j.result.error);
+      } catch (const std::bad_alloc&) {  // (no exception may leave the fiber)
+        j.out_of_memory = true;
+      }
       return;
     }
     clear_thread_flags();

@@ -61,8 +61,7 @@ std::string reporter::fault_message(const fiber_core::fault& f, std::size_t stac
   else if (f.signal == SIGFPE && (f.code == FPE_INTDIV || f.code == FPE_INTOVF))
     os << "divided an integer by zero, or the most negative integer by -1 (SIGFPE: the division traps on this CPU; "
           "a GPU gives an unspecified value)";
-  else if (f.signal == SIGFPE)
-    os << "raised an arithmetic exception (SIGFPE, code " << f.code << ")";
+  else if (f.signal == SIGFPE) os << "raised an arithmetic exception (SIGFPE, code " << f.code << ")";
   else if (f.signal == SIGILL)
     os << "executed an illegal instruction (SIGILL: a trap such as __builtin_trap(), or an instruction this CPU lacks)";
   else os << "made an invalid memory access at address " << f.address;

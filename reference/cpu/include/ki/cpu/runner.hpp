@@ -18,6 +18,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -193,15 +194,34 @@ class group_runner_base {
   }
   /// The group failed (a group-level failure), concerning work-item `k` (-1: the running one).
   int fail_group(kernel_error::kind k, const std::string& msg, std::int64_t concerns = -1) {
+    record_group_failure(k, msg, concerns);
+    return driver();
+  }
+  void record_group_failure(kernel_error::kind k, const std::string& msg, std::int64_t concerns) {
     const Item& it = concerns >= 0 ? items_[static_cast<std::size_t>(concerns)] : current();
     group_error_ = report_.group_error(k, it, sync_point_of(it), msg);
-    return driver();
   }
   /// What the running work-item threw, as its failure or the group's (from a catch block).
   int failed_current() {
-    const item_failure f = current_failure();
-    if (f.group_level) return fail_group(f.kind, f.message, f.concerns);
-    return fail(current(), f.kind, f.message, f.at);
+    try {
+      const item_failure f = current_failure();
+      if (f.group_level) {
+        record_group_failure(f.kind, f.message, f.concerns);
+      } else {
+        failed_message_ = f.message;
+        failed_item_ = current().local_linear;
+        failed_kind_ = f.kind;
+        failed_at_ = f.at;
+      }
+    } catch (const std::bad_alloc&) {
+      // No memory for the report itself (a fiber cannot throw it on): the work-item fails as out
+      // of memory, its message made by take_failure, outside the fiber, where that may throw.
+      failed_message_.clear();
+      failed_item_ = current().local_linear;
+      failed_kind_ = kernel_error::kind::resource;
+      failed_at_ = {};
+    }
+    return driver();
   }
 
   /// The group cannot finish (the driver found nobody able to run).
@@ -228,6 +248,7 @@ class group_runner_base {
     if (failed_item_ >= 0) {
       fibers_.abandon_all();
       const Item& it = items_[static_cast<std::size_t>(failed_item_)];
+      if (failed_message_.empty()) failed_message_ = "ran out of memory (std::bad_alloc), and so did its report";
       return report_.item_error(failed_kind_, it, sync_point_of(it), failed_message_,
                                 failed_at_.line != 0 ? &failed_at_ : nullptr);
     }

@@ -105,8 +105,9 @@ inline void* shared_memory(const void* site, std::size_t bytes, std::size_t alig
 
 /// The user's call of a ki sub-group function whose GPU pass the running work-item executes
 /// (cpu::gpu_user_site; null: none), so that its rendezvous are reported at the user's line, not
-/// at the intrinsic's inside ki. Set by user_call, the outermost call winning; a work-item that
-/// resumes from a rendezvous restores its own (other work-items ran meanwhile).
+/// at the intrinsic's inside ki. Set by user_call, the outermost call winning. It belongs to the
+/// running work-item only: a work-item clears it before it waits at a rendezvous (the others then
+/// run on this thread and set their own) and restores its own when it resumes.
 class user_call {
  public:
   explicit user_call(const source_location& where) : previous_(cpu::gpu_user_site) {
@@ -131,6 +132,7 @@ inline void lanes(cpu::collective_kind k, std::uint64_t mask, std::int64_t arg, 
   c.value = value;
   c.result = result;
   c.type_name = type;
+  cpu::gpu_user_site = nullptr;  // (not another work-item's: see user_call)
   cpu::exec(cpu::op(k).name, c.where).collective(c);
   cpu::gpu_user_site = user;
 }
