@@ -20,6 +20,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/ki.hpp>
+#include <ki/detail/cpu/sub_group_ops.hpp>
 #include <ki/reference.hpp>
 
 namespace {
@@ -114,6 +115,11 @@ struct scan_and_broadcast {
 };
 
 }  // namespace
+
+TEST_CASE("the sub-group operations' table: each row has the functions its shape uses", "[oracle]") {
+  // (A static_assert where a compiler can evaluate it; not under -fsanitize=undefined.)
+  CHECK(ki::detail::cpu::ops_detail::rows_have_their_functions());
+}
 
 TEST_CASE("fresh allocations are filled with the poison word", "[oracle][poison]") {
   const ki::reference::backend b{.device = cuda};
