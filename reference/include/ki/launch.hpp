@@ -219,7 +219,17 @@ class kernel {
                                               return traits::launch_configuration(*this, nitems, bound);
                                             });
     detail::check_required_size(hints, g.items, name);
-    if (g.empty) return;
+    if (g.empty) {
+      // Nothing runs, but a count of work-groups the device cannot launch is still an error (the
+      // backend validates them at a launch that runs): never a silent empty run of a bad size.
+      const auto maxg = traits::max_num_groups(backend);
+      for (std::size_t i = 0; i < 3; ++i)
+        if (g.groups[i] > maxg[i])
+          throw std::invalid_argument("ki: launch: " + std::to_string(g.groups[i]) + " work-groups in dimension " +
+                                      std::to_string(i) + " exceed max_num_groups[" + std::to_string(i) +
+                                      "] = " + std::to_string(maxg[i]) + " (the launch is empty: another is 0)");
+      return;
+    }
     const auto launch_converted = [&](auto... c) {
       detail::check_const_args(c...);  // a ki::Const argument aliases no writable one
       traits::launch(*this, g.groups, g.items, o.options, c...);

@@ -50,6 +50,19 @@ struct foreach_kernel {
 }  // namespace detail
 
 namespace detail {
+/// An integer extent as a range 0 .. n-1: std::invalid_argument naming n where it is negative or
+/// beyond INT64_MAX (v.size() - 1 of an empty vector), never an empty loop.
+template <class I>
+ki::range extent_range(I n) {
+  if constexpr (std::is_unsigned_v<I>) {
+    if (static_cast<std::uint64_t>(n) > static_cast<std::uint64_t>(INT64_MAX))
+      bad("foreach_index: extent " + std::to_string(n) + " exceeds INT64_MAX (" + std::to_string(INT64_MAX) + ")" +
+          (n == static_cast<I>(-1) ? " (an unsigned 0 - 1, as v.size() - 1 of an empty vector?)" : ""));
+  } else if (n < 0) {
+    bad("foreach_index: extent " + std::to_string(n) + " is negative (an extent must be at least 0)");
+  }
+  return ki::range{0, static_cast<std::int64_t>(n)};
+}
 template <bool Unchecked, class B, class F>
 void foreach_range(const B& b, ki::range space, F f) {
   kernel(b, foreach_kernel<F, false, Unchecked>{std::move(f)}, groupsize<256>)({.ndrange = space});
@@ -70,7 +83,7 @@ void foreach_index(const B& b, ki::range space, F f) {
 }
 template <class B, class F, class I>
 requires std::is_integral_v<I>
-void foreach_index(const B& b, I n, F f) { foreach_index(b, ki::range{0, static_cast<std::int64_t>(n)}, std::move(f)); }
+void foreach_index(const B& b, I n, F f) { foreach_index(b, detail::extent_range(n), std::move(f)); }
 /// f(c) for every index c (a ki::xyz, shifted) of an index space of 1 to 3 dimensions.
 template <class B, class F>
 void foreach_index(const B& b, const ndrange& space, F f) {
@@ -87,7 +100,7 @@ void foreach_index(const B& b, ki::range space, F f, unchecked_t) {
 template <class B, class F, class I>
 requires std::is_integral_v<I>
 void foreach_index(const B& b, I n, F f, unchecked_t) {
-  detail::foreach_range<true>(b, ki::range{0, static_cast<std::int64_t>(n)}, std::move(f));
+  detail::foreach_range<true>(b, detail::extent_range(n), std::move(f));
 }
 template <class B, class F>
 void foreach_index(const B& b, const ndrange& space, F f, unchecked_t) {

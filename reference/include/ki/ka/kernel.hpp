@@ -77,6 +77,14 @@ void check_groupsize(const B& b, const dims& size) {
           std::to_string(d) + "] = " + std::to_string(maxd[static_cast<std::size_t>(d)]));
 }
 
+/// An ndrange's dimension with more than INT64_MAX indices: std::invalid_argument naming it.
+inline void check_not_too_large(const ndrange& r) {
+  const int d = r.too_large_dimension();
+  if (d >= 0)
+    bad("ndrange " + r.str() + ": dimension " + std::to_string(d) + " has more than INT64_MAX (" +
+        std::to_string(INT64_MAX) + ") indices");
+}
+
 template <class B>
 geometry resolve(const B& b, const ndrange& static_range, const dims& static_size, const launch_options& o) {
   using traits = backend_traits<B>;
@@ -85,6 +93,7 @@ geometry resolve(const B& b, const ndrange& static_range, const dims& static_siz
   const ndrange range = static_range.given() ? static_range : o.ndrange;
   if (!range.given()) bad("no ndrange: give it when constructing the kernel or at launch ({.ndrange = ...})");
   if (range.has_negative_extent()) bad("ndrange " + range.str() + ": an extent must be at least 0");
+  check_not_too_large(range);
   if (static_size.given() && o.workgroupsize.given()) {
     bool same = static_size.rank() == o.workgroupsize.rank();
     for (int d = 0; d < 3 && same; ++d) same = static_size[d] == o.workgroupsize[d];
@@ -99,14 +108,27 @@ geometry resolve(const B& b, const ndrange& static_range, const dims& static_siz
     bad("workgroupsize " + size.str() + " has more dimensions than the ndrange " + range.str());
   check_groupsize(b, size);
   const xyz<std::int64_t> s{size[0], size[1], size[2]}, e = range.extents();
-  const xyz<std::int64_t> groups{(e.x + s.x - 1) / s.x, (e.y + s.y - 1) / s.y, (e.z + s.z - 1) / s.z};
+  // (e / s rounded up, without e + s - 1, which overflows near INT64_MAX)
+  const xyz<std::int64_t> groups{e.x / s.x + (e.x % s.x != 0), e.y / s.y + (e.y % s.y != 0),
+                                 e.z / s.z + (e.z % s.z != 0)};
   const auto maxg = traits::max_num_groups(b);
-  const std::int64_t gv[3] = {groups.x, groups.y, groups.z};
+  const std::int64_t gv[3] = {groups.x, groups.y, groups.z}, sv[3] = {s.x, s.y, s.z};
   for (int d = 0; d < 3; ++d)
     if (gv[d] > maxg[static_cast<std::size_t>(d)])
       bad("ndrange " + range.str() + " needs " + std::to_string(gv[d]) + " work-groups in dimension " +
           std::to_string(d) + "; max_num_groups[" + std::to_string(d) +
           "] = " + std::to_string(maxg[static_cast<std::size_t>(d)]));
+  // Every work-item of the launch (the last groups' padding too) has a global index and a linear
+  // one in std::int64_t: the padded extents, their product, and first + padded extent fit.
+  std::int64_t total = 1;
+  for (int d = 0; d < range.rank(); ++d) {
+    std::int64_t padded = 0, end = 0;
+    if (__builtin_mul_overflow(gv[d], sv[d], &padded) || __builtin_add_overflow(range[d].first, padded, &end) ||
+        __builtin_mul_overflow(total, padded, &total))
+      bad("ndrange " + range.str() + " with workgroupsize " + size.str() + ": its " + std::to_string(gv[d]) +
+          " work-groups of " + std::to_string(sv[d]) + " in dimension " + std::to_string(d) +
+          " take the launch's indices beyond INT64_MAX (" + std::to_string(INT64_MAX) + ")");
+  }
   return {range, s, groups};
 }
 }  // namespace detail
@@ -179,6 +201,7 @@ class kernel {
   void check_range() const {
     if (!range_.given()) detail::bad("kernel: the static ndrange is empty (give 1 to 3 extents or ranges)");
     if (range_.has_negative_extent()) detail::bad("kernel: ndrange " + range_.str() + ": an extent must be at least 0");
+    detail::check_not_too_large(range_);
   }
   /// A static work-group size, at construction: against the device's limits too (the active
   /// device's now; a launch checks again, on the device active then), and with a static ndrange

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include <ki/xyz.hpp>
 
@@ -19,7 +20,14 @@ namespace ki {
 struct range {
   std::int64_t first = 0;
   std::int64_t last = 0;
-  constexpr std::int64_t size() const { return last > first ? last - first : 0; }
+  /// The number of indices, at most INT64_MAX (ki::range{INT64_MIN, INT64_MAX} has 2^64 - 1:
+  /// a launch over it is refused, ndrange::too_large).
+  constexpr std::int64_t size() const { return too_large() ? INT64_MAX : last > first ? last - first : 0; }
+  /// Whether the range has more than INT64_MAX indices.
+  constexpr bool too_large() const {
+    return last > first &&
+           static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first) > static_cast<std::uint64_t>(INT64_MAX);
+  }
   friend constexpr bool operator==(const range&, const range&) = default;
 };
 
@@ -53,16 +61,26 @@ class ndrange {
   constexpr std::int64_t count() const { return dims_[0].size() * dims_[1].size() * dims_[2].size(); }
   /// Whether an extent given was negative (an error at launch: it names the value).
   constexpr bool has_negative_extent() const { return negative_; }
+  /// The first dimension (-1: none) whose extent or range has more than INT64_MAX indices (an
+  /// unsigned extent beyond it, as v.size() - 1 of an empty vector; a range as
+  /// ki::range{INT64_MIN, INT64_MAX}): an error at launch naming the value.
+  constexpr int too_large_dimension() const {
+    for (int d = 0; d < rank_; ++d)
+      if (big_[static_cast<std::size_t>(d)] != 0 || dims_[static_cast<std::size_t>(d)].too_large()) return d;
+    return -1;
+  }
   friend constexpr bool operator==(const ndrange& a, const ndrange& b) {
-    return a.rank_ == b.rank_ && a.dims_ == b.dims_;
+    return a.rank_ == b.rank_ && a.dims_ == b.dims_ && a.big_ == b.big_;
   }
   std::string str() const {
     std::string s = "(";
     for (int d = 0; d < rank_; ++d) {
       const range& r = dims_[static_cast<std::size_t>(d)];
-      s += (d ? ", " : "") + (r.first == 0
-                                  ? std::to_string(r.last)
-                                  : "ki::range{" + std::to_string(r.first) + ", " + std::to_string(r.last) + "}");
+      const std::uint64_t big = big_[static_cast<std::size_t>(d)];
+      s += d ? ", " : "";
+      if (big != 0) s += std::to_string(big);
+      else if (r.first == 0) s += std::to_string(r.last);
+      else s += "ki::range{" + std::to_string(r.first) + ", " + std::to_string(r.last) + "}";
     }
     return s + ")";
   }
@@ -74,12 +92,20 @@ class ndrange {
       dims_[static_cast<std::size_t>(k)] = v;
     } else {
       static_assert(std::is_integral_v<I>, "ki::ka::ndrange: each dimension is an integer extent or a ki::range");
+      if constexpr (std::is_unsigned_v<I> && sizeof(I) >= sizeof(std::int64_t)) {
+        if (v > static_cast<std::uint64_t>(INT64_MAX)) {  // (kept for the message; refused at launch)
+          big_[static_cast<std::size_t>(k)] = v;
+          dims_[static_cast<std::size_t>(k)] = range{0, INT64_MAX};
+          return;
+        }
+      }
       const auto n = static_cast<std::int64_t>(v);
       if (n < 0) negative_ = true;
       dims_[static_cast<std::size_t>(k)] = range{0, n};
     }
   }
   std::array<range, 3> dims_{{{0, 1}, {0, 1}, {0, 1}}};
+  std::array<std::uint64_t, 3> big_{};  // an unsigned extent beyond INT64_MAX, as given (0: none)
   int rank_ = 0;
   bool negative_ = false;
 };
