@@ -4,6 +4,7 @@
 // Runs on the reference backend and, where it is built, simd_cpu.
 #include <climits>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -224,4 +225,96 @@ TEMPLATE_LIST_TEST_CASE("faults: a host function called inside a kernel is an er
       CHECK(ki::to_host(b, out) == std::vector<int>(groups * size, 1));
     }
   }
+}
+
+namespace {
+/// Group-level code inside a phase: 0 g.synchronize(), 1 g.reduce, 2 g.scan, 3 g.items, each
+/// called by work-item `bad` inside g.items (the others too, in a run that would go on).
+struct ka_misplaced {
+  static constexpr unsigned phase_line = __LINE__ + 5;
+  static constexpr unsigned call_line = __LINE__ + 7;
+  template <class G>
+  void operator()(G& g, ki::span<int> out, int what) const {
+    const auto plus = [](int a, int b) { return a + b; };
+    g.items([&](auto i) {
+      out[i.global_linear()] = 1;
+      if (i.global_linear() == bad) {
+        if (what == 0) g.synchronize();
+        if (what == 1) out[0] = g.reduce(plus, 0, [](auto) { return 1; });
+        if (what == 2) (void)g.scan(plus, 0, [](auto) { return 1; });
+        if (what == 3) g.items([&](auto j) { out[j.global_linear()] = 2; });
+      }
+    });
+  }
+};
+
+/// Group-level code that throws after a phase (what 1), or before any (what 0).
+struct ka_group_throws {
+  static constexpr unsigned phase_line = __LINE__ + 4;
+  template <class G>
+  void operator()(G& g, ki::span<int> out, int what) const {
+    if (what == 0 && g.group_linear() == 2) throw std::runtime_error("group-level failure");
+    g.items([&](auto i) { out[i.global_linear()] = 1; });
+    if (what == 1 && g.group_linear() == 2) throw std::runtime_error("group-level failure");
+  }
+};
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE(
+    "faults: synchronize, reduce, scan or items inside g.items is an error naming the call and "
+    "its phase",
+    "[faults]", cpu_backends) {
+  const TestType b{};
+  const bool oracle = std::is_same_v<TestType, ki::reference::backend>;
+  const char* names[] = {"g.synchronize()", "@groupreduce", "@groupscan", "g.items(...)"};
+  auto out = ki::zeros<int>(b, groups * size);
+  ki::ka::kernel k(b, ka_misplaced{}, size);
+  for (int what = 0; what < 4; ++what) {
+    INFO("call " << names[what]);
+    k({.ndrange = groups * size}, out, what);
+    try {
+      ki::synchronize(b);
+      FAIL("no error");
+    } catch (const ki::kernel_error& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(e.error_kind() == ki::kernel_error::kind::invalid_collective);
+      CHECK(e.group() == ki::xyz<i64>{2, 0, 0});
+      if (oracle) CHECK(e.local() == ki::xyz<i64>{5, 0, 0});
+      CHECK_THAT(msg, ContainsSubstring(std::string("called ") + names[what] +
+                                        " at faults.cpp:" + std::to_string(ka_misplaced::call_line + what)));
+      CHECK_THAT(msg, ContainsSubstring("inside its phase g.items(...) at faults.cpp:" +
+                                        std::to_string(ka_misplaced::phase_line)));
+    }
+  }
+  k({.ndrange = groups * size}, out, -1);
+  ki::synchronize(b);
+  CHECK(ki::to_host(b, out) == std::vector<int>(groups * size, 1));
+}
+
+TEMPLATE_LIST_TEST_CASE("faults: an exception in KA group-level code names the phase before it", "[faults]",
+                        cpu_backends) {
+  const TestType b{};
+  auto out = ki::zeros<int>(b, groups * size);
+  ki::ka::kernel k(b, ka_group_throws{}, size);
+  for (int what = 0; what < 2; ++what) {
+    k({.ndrange = groups * size}, out, what);
+    try {
+      ki::synchronize(b);
+      FAIL("no error");
+    } catch (const ki::kernel_error& e) {
+      const std::string msg = e.what();
+      INFO(msg);
+      CHECK(e.error_kind() == ki::kernel_error::kind::exception);
+      CHECK(e.group() == ki::xyz<i64>{2, 0, 0});
+      CHECK_THAT(msg, ContainsSubstring("group-level failure"));
+      if (what == 0) CHECK_THAT(msg, ContainsSubstring("before its first phase"));
+      else
+        CHECK_THAT(msg,
+                   ContainsSubstring("after the phase at faults.cpp:" + std::to_string(ka_group_throws::phase_line)));
+    }
+  }
+  k({.ndrange = groups * size}, out, -1);
+  ki::synchronize(b);
+  CHECK(ki::to_host(b, out) == std::vector<int>(groups * size, 1));
 }

@@ -454,6 +454,14 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     if (c_->check_races) privates_.push_back({nullptr, p, bytes, where, filled});
     return p;
   }
+  [[noreturn]] void misplaced(const char* what, const source_location& where, const source_location& phase) override {
+    throw item_failure{kernel_error::kind::invalid_collective,
+                       "called " + std::string(what) + " at " + to_string(where) +
+                           " inside its phase g.items(...) at " + to_string(phase) +
+                           ": group-level code (synchronize, reduce, scan, items) runs between phases, not in a "
+                           "work-item's statements",
+                       false, -1, where};
+  }
   [[noreturn]] void bound_exceeded(const char* what, i64 bound, i64 size, const source_location& where) override {
     group_where_ = where;
     throw item_failure{kernel_error::kind::invalid_collective,
@@ -588,6 +596,14 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       return rep.phase_error(f.kind, it, pf.where, f.message, f.at.line != 0 ? &f.at : nullptr);
     }
     item_state first;
+    if (group_where_.line == 0) {  // (where the runtime does not know the line: the phases around it, as for a fault)
+      const auto& own = group_->state();
+      const auto& st = own.view != nullptr ? *own.view : own;
+      const std::string when =
+          st.phase.line != 0 ? ", after the phase at " + to_string(st.phase) + "," : " (before its first phase)";
+      return rep.group_error(f.kind, first, sync_point{st.phase, nullptr},
+                             "its group-level code" + when + " " + f.message);
+    }
     return rep.group_error(f.kind, first, sync_point{group_where_, nullptr}, "its group-level code " + f.message);
   }
 

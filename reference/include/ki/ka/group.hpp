@@ -68,6 +68,9 @@ class cpu_services {
   /// throws the error that names both (the runner reports it for the group).
   [[noreturn]] virtual void bound_exceeded(const char* what, std::int64_t bound, std::int64_t size,
                                            const source_location& where) = 0;
+  /// Group-level code (`what`, at `where`) called inside the phase at `phase` (a work-item's
+  /// statements): throws the error that names both (the runner reports it for that work-item).
+  [[noreturn]] virtual void misplaced(const char* what, const source_location& where, const source_location& phase) = 0;
 
  protected:
   ~cpu_services() = default;
@@ -309,6 +312,7 @@ class basic_cpu_group {
   /// items(count, f) (Unchecked: the checks off in its plain loops, simd_cpu's).
   template <bool Unchecked, class F>
   KI_ALWAYS_INLINE void ranged_phase(std::int64_t count, F& f, const source_location& where) {
+    not_in_phase("g.items(...)", where);
     std::int64_t x = 0, y = 0, z = 0;
     const auto s = groupsize();
     const phase_mark mark(st_, where);
@@ -422,6 +426,7 @@ class basic_cpu_group {
   /// @synchronize(): on a CPU backend phases already run one after another; only counted (the
   /// oracle's checked-access mode orders accesses across it).
   void synchronize(source_location where = source_location::current()) {
+    not_in_phase("g.synchronize()", where);
     ++st_.epoch;
     if (st_.tracer != nullptr) [[unlikely]]
       st_.tracer->sync(st_.id, "synchronize", where);
@@ -486,6 +491,7 @@ class basic_cpu_group {
   /// items(f): the phase (Unchecked: the ki::span checks off in its plain loops, simd_cpu's).
   template <bool Unchecked, class F>
   KI_ALWAYS_INLINE void phase(F& f, const source_location& where) {
+    not_in_phase("g.items(...)", where);
     std::int64_t x = 0, y = 0, z = 0;
     const phase_mark mark(st_, where);
     try {
@@ -620,7 +626,14 @@ class basic_cpu_group {
     return private_array<T, N>(static_cast<T*>(p), n);
   }
 
+  /// Group-level code must not run inside items(): a misuse the CPU backends name at once (a GPU
+  /// would deadlock or read poison). One branch per group-level call.
+  void not_in_phase(const char* what, const source_location& where) const {
+    if (st_.in_phase) [[unlikely]]
+      st_.services->misplaced(what, where, st_.phase);
+  }
   void check_bound(const char* what, const collective_options& o, const source_location& where) const {
+    not_in_phase(what, where);
     if (o.groupsize > 0 && groupsize_linear() > o.groupsize)
       st_.services->bound_exceeded(what, o.groupsize, groupsize_linear(), where);
   }
