@@ -240,6 +240,7 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.stack_size = resolve_stack_size(b);
   c.track_items = true;  // a fault names its work-item
   c.check_races = true;  // (in checked-access mode)
+  c.checked_elements = static_cast<std::size_t>(runner_detail::resolve_checked_elements(b));
   c.features = {b.device.atomics64, b.device.float64, b.device.name};
   cpu::ka_warnings warnings;
   c.warnings = &warnings;  // (checked-access mode: reads of memory never written)

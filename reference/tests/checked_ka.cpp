@@ -105,3 +105,45 @@ TEST_CASE("checked: KA memory written before it is read, and a collective's resu
     for (std::int64_t k = 0; k < 32; ++k) CHECK(h[static_cast<std::size_t>(k)] == 6 + 3 * (k % 16 + 1));
   }
 }
+
+namespace {
+/// Every work-item reads all of `in` (its group's record of it: one entry per element).
+struct ka_read_all {
+  template <class G>
+  void operator()(G& g, ki::span<std::int64_t> out, ki::span<const std::int64_t> in) const {
+    g.items([&](auto i) {
+      std::int64_t s = 0;
+      for (std::int64_t k = 0; k < in.size(); ++k) s += in[k];
+      out[i.global_linear()] = s;
+    });
+  }
+};
+}  // namespace
+
+TEST_CASE("checked: a KA launch's record of global accesses is bounded by checked_elements", "[oracle][checked]") {
+  auto b = backend_for("cuda");
+  // 64 groups x 4 work-items read 1024 elements: 65536 (group, element) pairs, but 1024 + 256
+  // elements, which a limit of 2000 holds (the record keeps one entry per element).
+  b.checked_elements = 2000;
+  auto in = ki::zeros<std::int64_t>(b, 1024);
+  auto out = ki::zeros<std::int64_t>(b, 256);
+  ki::ka::kernel k(b, ka_read_all{}, ki::ka::groupsize<4>);
+  k({.ndrange = 256}, out, ki::ka::Const(in));
+  CHECK_NOTHROW(ki::synchronize(b));
+  // Beyond the limit: a resource error naming it, and the backend stays usable.
+  b.checked_elements = 1000;
+  ki::ka::kernel(b, ka_read_all{}, ki::ka::groupsize<4>)({.ndrange = 256}, out, ki::ka::Const(in));
+  try {
+    ki::synchronize(b);
+    FAIL("no error beyond the limit");
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == ki::kernel_error::kind::resource);
+    const std::string m = e.what();
+    INFO(m);
+    CHECK(m.find("more than 1000 records") != std::string::npos);
+    CHECK(m.find("checked_elements") != std::string::npos);
+  }
+  b.checked_elements = 0;
+  ki::ka::kernel(b, ka_read_all{}, ki::ka::groupsize<4>)({.ndrange = 256}, out, ki::ka::Const(in));
+  CHECK_NOTHROW(ki::synchronize(b));
+}

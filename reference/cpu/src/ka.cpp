@@ -61,9 +61,37 @@ class ka_races final : public ki::detail::checked::recorder {
     i64 index, count;
     const void* pc = nullptr;  // (instrumented kernels: the instruction)
   };
+  /// The launch's record of global memory: per element touched (not per group and element), the
+  /// accesses a race report needs. Each group adds at most one entry per element.
   struct global_log {
     std::mutex m;
-    std::vector<global_entry> entries;
+    std::size_t limit = 0;  ///< most elements recorded (0: no limit)
+    /// The lowest group's entry, the next lowest group's, the lowest group's write.
+    struct element {
+      global_entry first{}, second{}, write{};
+      bool has_second = false, has_write = false;
+    };
+    std::unordered_map<const void*, element> elements;
+    /// With m held. false: a new element beyond the limit.
+    bool merge(const global_entry& e) {
+      auto it = elements.find(e.addr);
+      if (it == elements.end()) {
+        if (limit != 0 && elements.size() >= limit) return false;
+        element& n = elements[e.addr];
+        n.first = e;
+        if (e.wrote) n.write = e, n.has_write = true;
+        return true;
+      }
+      element& x = it->second;
+      if (e.group < x.first.group) {
+        x.second = x.first, x.has_second = true;
+        x.first = e;
+      } else if (e.group != x.first.group && (!x.has_second || e.group < x.second.group)) {
+        x.second = e, x.has_second = true;
+      }
+      if (e.wrote && (!x.has_write || e.group < x.write.group)) x.write = e, x.has_write = true;
+      return true;
+    }
   };
   /// Per group. `locals` and `privates` (the group's memory that reads may find unwritten) grow
   /// as the kernel asks for memory.
@@ -161,13 +189,20 @@ class ka_races final : public ki::detail::checked::recorder {
   };
   const std::optional<found>& finish() {
     flush();
+    over_limit_ = false;
     if (log_ != nullptr && !globals_.empty()) {
       std::lock_guard lock(log_->m);
-      for (const auto& [addr, e] : globals_) log_->entries.push_back(e);
+      for (const auto& [addr, e] : globals_)
+        if (!log_->merge(e)) {
+          over_limit_ = true;
+          break;
+        }
     }
     globals_.clear();
     return first_;
   }
+  /// After finish: the launch's record of global memory reached its limit (checked_elements).
+  bool over_limit() const { return over_limit_; }
 
  private:
   static constexpr int kind_unknown = 0, kind_read = 1, kind_write = 2;
@@ -296,6 +331,7 @@ class ka_races final : public ki::detail::checked::recorder {
   std::unordered_map<const void*, shadow> shadow_;
   std::unordered_map<const void*, global_entry> globals_;
   global_log* log_ = nullptr;
+  bool over_limit_ = false;
   i64 group_ = 0;
   std::optional<found> first_;
   array_names names_;  // (instrumented kernels) the group's subscripted arrays, the item's subscripts
@@ -304,42 +340,35 @@ class ka_races final : public ki::detail::checked::recorder {
 };
 
 /// The first race between work-groups in the launch's global accesses, if any: an element one
-/// group wrote and another read or wrote (reported for the lowest such address's first pair).
+/// group wrote and another read or wrote (reported for the lowest such address: its lowest
+/// group's write, with the lowest other group's access).
 std::optional<kernel_error> inter_group_race(const backend_names& names, const char* kernel, const xyz<i64>& groups,
-                                             const xyz<i64>& size, std::vector<ka_races::global_entry>& acc) {
+                                             const xyz<i64>& size, const ka_races::global_log& log) {
   using entry = ka_races::global_entry;
-  std::sort(acc.begin(), acc.end(), [](const entry& a, const entry& b) {
-    return a.addr != b.addr ? std::less<const void*>()(a.addr, b.addr) : a.group < b.group;
-  });
+  const ka_races::global_log::element* found = nullptr;
+  for (const auto& [addr, x] : log.elements)
+    if (x.has_write && x.has_second && (found == nullptr || std::less<const void*>()(addr, found->first.addr)))
+      found = &x;
+  if (found == nullptr) return std::nullopt;
   const auto group_id = [&](i64 g) {
     return xyz<i64>{g % groups.x, g / groups.x % groups.y, g / (groups.x * groups.y)};
   };
   const auto local_id = [&](i64 l) { return xyz<i64>{l % size.x, l / size.x % size.y, l / (size.x * size.y)}; };
-  for (std::size_t i = 0; i < acc.size();) {
-    std::size_t j = i;
-    while (j < acc.size() && acc[j].addr == acc[i].addr) ++j;
-    const entry* w = nullptr;
-    for (std::size_t k = i; k < j && w == nullptr; ++k)
-      if (acc[k].wrote) w = &acc[k];
-    if (w != nullptr && j - i > 1) {
-      const entry& o = acc[i].group != w->group ? acc[i] : acc[i + 1];
-      const entry& a = o.group < w->group ? o : *w;  // in group order
-      const entry& b = o.group < w->group ? *w : o;
-      const std::string msg = std::string(names.prefix) + ": kernel '" + kernel +
-                              "': " + (o.wrote ? "write-write" : "read-write") +
-                              " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
-                              std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) +
-                              " of work-group " + to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") +
-                              " it at " + to_string(access_location(a.pc, a.where)) + ", work-item " +
-                              to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) +
-                              (b.wrote ? " wrote" : " read") + " it at " + to_string(access_location(b.pc, b.where)) +
-                              " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
-      return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item),
-                          to_string(access_location(b.pc, b.where)), msg);
-    }
-    i = j;
-  }
-  return std::nullopt;
+  const entry& w = found->write;
+  const entry& o = found->first.group != w.group ? found->first : found->second;
+  const entry& a = o.group < w.group ? o : w;  // in group order
+  const entry& b = o.group < w.group ? w : o;
+  const std::string msg = std::string(names.prefix) + ": kernel '" + kernel +
+                          "': " + (o.wrote ? "write-write" : "read-write") + " race between work-groups on element " +
+                          std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) +
+                          " elements: work-item " + to_string(local_id(a.item)) + " of work-group " +
+                          to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") + " it at " +
+                          to_string(access_location(a.pc, a.where)) + ", work-item " + to_string(local_id(b.item)) +
+                          " of work-group " + to_string(group_id(b.group)) + (b.wrote ? " wrote" : " read") +
+                          " it at " + to_string(access_location(b.pc, b.where)) +
+                          " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+  return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item),
+                      to_string(access_location(b.pc, b.where)), msg);
 }
 
 /// One thread's KA group runner: the group's memory and the phases' order.
@@ -570,7 +599,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   /// After the kernel ran for the group job_.current without an exception: its races, its trace.
   std::optional<kernel_error> end_group(const ki::ka::detail::cpu_launch_desc& d) {
     std::optional<kernel_error> e;
-    if (c_->check_races)
+    if (c_->check_races) {
       if (const auto& r = races_.finish()) {
         item_state it;
         const auto& g = d.groupsize;
@@ -578,7 +607,17 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
         it.local_id = {r->item % g.x, r->item / g.x % g.y, r->item / (g.x * g.y)};
         job_.rep->set_group(id_of(d, job_.current));
         e = job_.rep->group_error(kernel_error::kind::data_race, it, sync_point{r->where, nullptr}, r->what);
+      } else if (races_.over_limit()) {
+        item_state first;
+        job_.rep->set_group(id_of(d, job_.current));
+        e = job_.rep->group_error(
+            kernel_error::kind::resource, first, sync_point{},
+            "needs more than " + std::to_string(c_->checked_elements) +
+                " records of elements of global memory to find races between the launch's work-groups "
+                "(checked-access mode; the limit is ki::reference::backend::checked_elements or "
+                "KI_REFERENCE_CHECKED_ELEMENTS): check a smaller launch, or raise the limit");
       }
+    }
     if (c_->tracer != nullptr) [[unlikely]]
       c_->tracer->group_ends(id_of(d, job_.current), e ? &*e : nullptr);
     return e;
@@ -633,6 +672,7 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   i64 first_group = ngroups;
   std::atomic<i64> stop{ngroups};
   ka_races::global_log log;  // checked-access mode: every group's global accesses
+  log.limit = c.checked_elements;
   auto body = [&](const tbb::blocked_range<i64>& r) {
     thread_local ka_runner runner;
     runner.prepare(c, d, c.check_races ? &log : nullptr);
@@ -648,7 +688,7 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   if (c.threads == 1 || ngroups == 1) body(tbb::blocked_range<i64>(0, ngroups));
   else if (c.arena != nullptr) c.arena->execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
   else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
-  if (!first && c.check_races) first = inter_group_race(c.names, d.name, d.groups, d.groupsize, log.entries);
+  if (!first && c.check_races) first = inter_group_race(c.names, d.name, d.groups, d.groupsize, log);
   return first;
 }
 

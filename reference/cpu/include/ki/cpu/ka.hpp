@@ -52,6 +52,10 @@ struct ka_config {
   /// Checked-access mode (the oracle): races between the work-items of a group are reported,
   /// for kernels compiled with KI_CHECKED_ACCESS=1 (others make no access calls).
   bool check_races = false;
+  /// Checked-access mode: the most elements of global memory the launch's race record keeps
+  /// (one entry per element touched); beyond, the group that adds one fails as `resource`.
+  /// 0: no limit.
+  std::size_t checked_elements = 0;
   /// Fills fresh local and private memory (the oracle's poison), or null.
   void (*fill)(void* p, std::size_t bytes) = nullptr;
   /// Local memory: fill only what no earlier work-group of this thread's arena had (the
