@@ -16,12 +16,10 @@
 #include <ki/ka.hpp>
 #include <ki/ki.hpp>
 #include <ki/reference.hpp>
-#if KI_FAULTS_SIMD_CPU
-#include <ki/simd_cpu.hpp>
-using cpu_backends = std::tuple<ki::reference::backend, ki::simd_cpu::backend>;
-#else
-using cpu_backends = std::tuple<ki::reference::backend>;
-#endif
+
+#include "fault_support.hpp"
+
+using ki_test::faults::cpu_backends;
 
 namespace {
 using i64 = std::int64_t;
@@ -94,10 +92,8 @@ TEMPLATE_LIST_TEST_CASE(
     const auto& cnum = num;
     const auto& cden = den;
     ki::launch(b, {.numgroups = groups, .workgroupsize = size}, ki_faults{}, out, cnum, cden, f == fault::trap ? 2 : 0);
-    try {
-      ki::synchronize(b);
-      FAIL("no error");
-    } catch (const ki::kernel_error& e) {
+    {
+      const ki::kernel_error e = ki_test::faults::failure_of(b);
       const std::string msg = e.what();
       INFO(msg);
       CHECK(e.error_kind() == ki::kernel_error::kind::exception);
@@ -131,10 +127,8 @@ TEMPLATE_LIST_TEST_CASE(
     auto out = ki::zeros<int>(b, groups * size);
     ki::ka::kernel k(b, ka_faults{}, size);
     k({.ndrange = groups * size}, out, ki::ka::Const(num), ki::ka::Const(den), f == fault::trap ? 2 : 0);
-    try {
-      ki::synchronize(b);
-      FAIL("no error");
-    } catch (const ki::kernel_error& e) {
+    {
+      const ki::kernel_error e = ki_test::faults::failure_of(b);
       const std::string msg = e.what();
       INFO(msg);
       CHECK(e.error_kind() == ki::kernel_error::kind::exception);
@@ -208,10 +202,8 @@ TEMPLATE_LIST_TEST_CASE("faults: a host function called inside a kernel is an er
       INFO("host call " << what << ", layer " << layer);
       if (layer == 0) ki::launch(b, {.numgroups = groups, .workgroupsize = size}, ki_host_call<TestType>{}, out, what);
       else ki::ka::kernel(b, ka_host_call<TestType>{}, size)({.ndrange = groups * size}, out, what, layer == 1 ? 1 : 0);
-      try {
-        ki::synchronize(b);
-        FAIL("no error");
-      } catch (const ki::kernel_error& e) {
+      {
+        const ki::kernel_error e = ki_test::faults::failure_of(b);
         const std::string msg = e.what();
         INFO(msg);
         CHECK(e.error_kind() == ki::kernel_error::kind::exception);
@@ -272,10 +264,8 @@ TEMPLATE_LIST_TEST_CASE(
   for (int what = 0; what < 4; ++what) {
     INFO("call " << names[what]);
     k({.ndrange = groups * size}, out, what);
-    try {
-      ki::synchronize(b);
-      FAIL("no error");
-    } catch (const ki::kernel_error& e) {
+    {
+      const ki::kernel_error e = ki_test::faults::failure_of(b);
       const std::string msg = e.what();
       INFO(msg);
       CHECK(e.error_kind() == ki::kernel_error::kind::invalid_collective);
@@ -299,10 +289,8 @@ TEMPLATE_LIST_TEST_CASE("faults: an exception in KA group-level code names the p
   ki::ka::kernel k(b, ka_group_throws{}, size);
   for (int what = 0; what < 2; ++what) {
     k({.ndrange = groups * size}, out, what);
-    try {
-      ki::synchronize(b);
-      FAIL("no error");
-    } catch (const ki::kernel_error& e) {
+    {
+      const ki::kernel_error e = ki_test::faults::failure_of(b);
       const std::string msg = e.what();
       INFO(msg);
       CHECK(e.error_kind() == ki::kernel_error::kind::exception);

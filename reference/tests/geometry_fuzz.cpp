@@ -25,12 +25,10 @@
 #include <ki/ka.hpp>
 #include <ki/ki.hpp>
 #include <ki/reference.hpp>
-#if KI_FAULTS_SIMD_CPU
-#include <ki/simd_cpu.hpp>
-using cpu_backends = std::tuple<ki::reference::backend, ki::simd_cpu::backend>;
-#else
-using cpu_backends = std::tuple<ki::reference::backend>;
-#endif
+
+#include "fault_support.hpp"
+
+using ki_test::faults::cpu_backends;
 
 namespace {
 using i64 = std::int64_t;
