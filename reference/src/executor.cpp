@@ -98,6 +98,7 @@ launch_result execute(const launch_desc& queued) {
   warning_log log;
   global_log globals;
   globals.limit = static_cast<std::size_t>(runner_detail::resolve_checked_elements(*d.b));
+  globals.same_value_race = d.b->same_value_writes == same_value_writes::race;
   if (one_thread) {
     // Deterministic: groups one after another; exploring, in reverse or a random order.
     group_runner& r = runner_for(*d.b);
@@ -222,6 +223,15 @@ class ka_trace final : public ki::ka::detail::ka_tracer {
 };
 }  // namespace
 
+void check_environment(const backend& b) {
+  (void)resolve_stack_size(b);
+  (void)resolve_threads(b);
+  (void)runner_detail::resolve_spin_limit(b);
+  (void)runner_detail::resolve_checked_elements(b);
+  (void)schedule::from_environment();
+  cpu::throw_if_bad_environment("ki::reference");
+}
+
 launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b) {
   const int threads = resolve_threads(b);
   cpu::ka_config c{runner_detail::names};
@@ -238,8 +248,11 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.leftovers = b.local_memory == local_memory_start::leftovers;
   if (c.leftovers) c.fill_name = "the previous work-group's leftovers (KI_REFERENCE_LOCAL_MEMORY=leftovers)";
   c.stack_size = resolve_stack_size(b);
+  c.spin_limit = runner_detail::resolve_spin_limit(b);
+  c.spin_limit_name = "ki::reference::backend::spin_limit or KI_REFERENCE_SPIN_LIMIT";
   c.track_items = true;  // a fault names its work-item
   c.check_races = true;  // (in checked-access mode)
+  c.same_value_race = b.same_value_writes == same_value_writes::race;
   c.checked_elements = static_cast<std::size_t>(runner_detail::resolve_checked_elements(b));
   c.features = {b.device.atomics64, b.device.float64, b.device.name};
   cpu::ka_warnings warnings;

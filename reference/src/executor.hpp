@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include <ki/cpu/spin.hpp>
 #include <ki/errors.hpp>
 #include <ki/reference/backend.hpp>
 
@@ -19,26 +20,24 @@ struct launch_desc {
   const void* ctx;
   const backend* b;
   const char* kernel_name;
-  std::uint64_t rand_seed = 0;                          ///< the launch's seed (ki/rand.hpp), drawn when it was queued
-  ki::detail::cpu::rand_checker* rand_check = nullptr;  ///< set by execute
-  struct launch_progress* progress = nullptr;           ///< set by execute
+  std::uint64_t rand_seed = 0;                           ///< the launch's seed (ki/rand.hpp), drawn when it was queued
+  ki::detail::cpu::rand_checker* rand_check = nullptr;   ///< set by execute
+  ki::detail::cpu::launch_progress* progress = nullptr;  ///< set by execute
 };
 
-/// What the spin watch (group_runner.hpp) needs to know of the rest of a launch: whether a
-/// group that spins can be waiting for another work-group that runs at the same time.
-struct launch_progress {
-  /// No other group runs while one runs (threads = 1, or a single group).
-  bool alone = false;
-  /// +1 whenever a group of the launch ends normally: a spinning group that sees it change is
-  /// not stuck (yet).
-  std::atomic<std::uint64_t> groups_done{0};
-};
+/// What the spin watch needs of the rest of a launch (ki/cpu/spin.hpp; the reference backend
+/// counts every group's end).
+using launch_progress = ki::detail::cpu::launch_progress;
 
 struct launch_result {
   std::optional<kernel_error> error;  ///< the failure of the lowest failing work-group
   std::vector<warning> warnings;      ///< merged per call site
 };
 
+/// Reads every KI_REFERENCE_* variable a launch uses (once per process) and throws
+/// std::invalid_argument for a malformed one (ki/cpu/support.hpp, bad_environment): on the
+/// host, before a launch is queued.
+void check_environment(const backend& b);
 launch_result execute(const launch_desc& d);
 /// A KA launch (its groups without fibers, phases in the schedule's order).
 launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b);

@@ -17,6 +17,7 @@
 
 #include <ki/cpu/fiber.hpp>
 #include <ki/cpu/runner.hpp>
+#include <ki/cpu/spin.hpp>
 #include <ki/cpu/sub_group.hpp>
 #include <ki/cpu/support.hpp>
 #include <ki/detail/cpu/checked.hpp>
@@ -367,17 +368,16 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   // group); otherwise it is stuck once no other group has ended for `stuck_time` while it kept
   // polling. Plain and volatile accesses are not seen.
 
-  static constexpr std::chrono::milliseconds stuck_time{1000};
-  static constexpr std::uint64_t recheck = 4096;  // repeats between checks while others run
-
   void start_watch() {
     watch_ = {};
+    judge_ = {};
     watch_.limit = resolve_spin_limit(*d_->b);
     watch_.stuck = &group_runner::stuck;
     watch_.interleave = sched_.interleave_atomics ? &group_runner::interleave_entry : nullptr;
     watch_.ctx = this;
 #if !KI_REFERENCE_NO_ALWAYS_ON_CHECKS  // (measurement only: without the watch, a spin hangs)
     cpu::current_watch = &watch_;
+    cpu::watch_countdown = 0;
 #endif
   }
 
@@ -414,69 +414,15 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     const bool local = std::any_of(locals_.begin(), locals_.end(), [&](const local_alloc& l) {
       return b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes;
     });
-    if (!local && !d_->progress->alone) {
-      const auto now = std::chrono::steady_clock::now();
-      const std::uint64_t done = d_->progress->groups_done.load(std::memory_order_relaxed);
-      if (!watch_.stalled || done != stall_done_) {
-        watch_.stalled = true;
-        stall_done_ = done;
-        stall_since_ = now;
-      }
-      if (now - stall_since_ < stuck_time) {
-        std::this_thread::yield();
-        watch_.next_check = watch_.repeats + recheck;
-        return;
-      }
-    }
-    throw item_failure{kernel_error::kind::no_progress, no_progress_message(what, where, local), false, -1, where};
-  }
-
-  std::string no_progress_message(const char* what, const source_location& where, bool local) const {
-    const item& me = current();
-    // The other work-items, grouped by what they do (in order of first appearance).
-    std::vector<std::pair<std::string, std::vector<i64>>> doing;
-    std::vector<bool> ready(static_cast<std::size_t>(n_), false);
-    for (std::size_t k = ready_pos_; k < ready_.size(); ++k) ready[static_cast<std::size_t>(ready_[k])] = true;
-    for (const item& it : items_) {
-      if (&it == &me) continue;
-      const std::size_t k = slot_of(it);
-      std::string d;
-      if (!started(it)) d = "not started";
-      else if (ready[k] && sched_.interleave_atomics) d = "waiting for its turn (interleaved at atomics)";
-      else if (ready[k]) d = "released from barrier " + to_string(last_barrier_) + ", not yet resumed";
-      else if (status_[k] == status::running) d = "exited";
-      else {
-        const cpu::sync_point at = sync_point_of(it);
-        d = std::string("wait at ") + at.what + " " + to_string(at.where);
-      }
-      auto g = std::find_if(doing.begin(), doing.end(), [&](const auto& e) { return e.first == d; });
-      if (g == doing.end()) g = doing.insert(doing.end(), {d, {}});
-      g->second.push_back(it.local_linear);
-    }
-    std::string others;
-    for (auto& [d, ids] : doing) {
-      const bool one = ids.size() == 1;
-      std::string verb = d;
-      if (d == "not started") verb = one ? "has not started" : "have not started";
-      else if (d.rfind("wait at ", 0) == 0 && one) verb = "waits at " + d.substr(8);
-      else if (d.rfind("released", 0) == 0 || d.rfind("waiting", 0) == 0) verb = (one ? "is " : "are ") + d;
-      others += (others.empty() ? "" : "; ") + std::string(one ? "item " : "items ") + cpu::ranges(ids) + " " + verb;
-    }
-    if (others.empty()) others = "none (it is the group's only work-item)";
-    const std::string limit = std::to_string(watch_.limit);
-    return "polled ki::" + std::string(what) + " at " + to_string(where) + " " + std::to_string(watch_.repeats) +
-           " times in a row, seeing the same value, with no barrier or sub-group function between (no-progress): a "
-           "spin-wait that nothing running can end. The model promises no forward progress between the work-items of a "
-           "group, "
-           "and here the others run only when this one reaches a sync point; " +
-           (local ? std::string("the atomic is in the group's local memory")
-            : d_->progress->alone
-                ? std::string("no other work-group runs meanwhile (threads = 1 or a single group)")
-                : "no other work-group ended for " + std::to_string(stuck_time.count()) + " ms while it polled") +
-           ". The other work-items of its group (linear local ids): " + others +
-           ". (Wait with a barrier, or let each work-item wait only for itself; the limit is "
-           "ki::reference::backend::spin_limit or KI_REFERENCE_SPIN_LIMIT, now " +
-           limit + ")";
+    if (!judge_.stuck(watch_, *d_->progress, local, true)) return;
+    const std::string others = others_doing(current(), sched_.interleave_atomics);
+    throw item_failure{
+        kernel_error::kind::no_progress,
+        cpu::no_progress_text(what, where, watch_.repeats, "barrier or sub-group function",
+                              judge_.why(*d_->progress, local),
+                              "here the others run only when this one reaches a sync point", others,
+                              "ki::reference::backend::spin_limit or KI_REFERENCE_SPIN_LIMIT", watch_.limit),
+        false, -1, where};
   }
 
   // --- what group_runner_base asks of its backend ---
@@ -923,8 +869,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   i64 trace_round_ = 0;        // releases so far in this group (events' round)
   // The spin watch.
   cpu::atomic_watch watch_;
-  std::uint64_t stall_done_ = 0;  // while watch_.stalled (the limit reached while other groups ran)
-  std::chrono::steady_clock::time_point stall_since_{};
+  cpu::spin_judge judge_;
 };
 
 }  // namespace runner_detail

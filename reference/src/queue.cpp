@@ -21,6 +21,7 @@
 #include <system_error>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -229,15 +230,154 @@ void take_result(queue& q, const backend& b, launch_result r) {
   }
 }
 
+// --- Memory lifetime (docs/debugging.md, "Lifetime") ---
+//
+// Every allocation of the backend is a `block`, from allocate until its memory is really
+// released. free() (an array destroyed, ki::unsafe_free) marks it released at once, naming the
+// queue it was freed on; the memory goes back to the system only after that queue's earlier
+// work (the release is queued, as the operations before it may use the memory) and once no
+// operation queued by another thread still uses it (its pins). A copy or launch pins the blocks
+// it uses (its device sides; a launch's ki::span arguments) when it is queued and unpins them
+// when it is done. Refused when queued: a use of a block already released. Failed when it would
+// run: a use of a block another thread released meanwhile (std::invalid_argument at that
+// thread's synchronize): the memory is still there, so nothing reads freed memory. Released
+// memory then waits in a quarantine (filled with poison, still known as released) until the
+// quarantine holds more than `quarantine_bytes`, so that a ki::span kept past its array's life
+// is refused for as long as its memory is there; allocate() empties the quarantine when the
+// system has no memory left.
+struct block {
+  std::size_t bytes = 0;
+  int pins = 0;
+  bool freed = false;               ///< released (its ki::array destroyed, or ki::unsafe_free)
+  const queue* freed_on = nullptr;  ///< ... by the thread of this queue (null: one that queued nothing)
+  bool free_queued = false;         ///< ... and that queue has reached the release
+};
+std::mutex blocks_m;
+std::map<const char*, block> blocks;  // by first byte
+constexpr std::size_t quarantine_bytes = std::size_t{64} << 20;
+std::deque<const char*> quarantine;  // released blocks, oldest first (with blocks_m)
+std::size_t quarantined = 0;         // their bytes
+
+/// The block holding p (with blocks_m held), or blocks.end().
+std::map<const char*, block>::iterator block_of(const void* p) {
+  const char* c = static_cast<const char*>(p);
+  auto it = blocks.upper_bound(c);
+  if (it == blocks.begin()) return blocks.end();
+  --it;
+  return c < it->first + (it->second.bytes == 0 ? 1 : it->second.bytes) ? it : blocks.end();
+}
+
+void release_memory(void* m) {
+  ki::detail::cpu::checked_allocation_removed(m);
+  std::free(m);
+}
+
+/// With blocks_m held: the block's release is due (its thread's queue reached it and nothing
+/// uses it): into the quarantine, poisoned; the blocks the quarantine lets go are added to
+/// `now` (released by the caller, without the lock).
+void retire(std::map<const char*, block>::iterator it, std::vector<void*>& now) {
+  poison_fill(const_cast<char*>(it->first), it->second.bytes);
+  quarantine.push_back(it->first);
+  quarantined += it->second.bytes;
+  while (quarantined > quarantine_bytes && !quarantine.empty()) {
+    auto old = blocks.find(quarantine.front());
+    quarantine.pop_front();
+    if (old == blocks.end()) continue;
+    quarantined -= old->second.bytes;
+    now.push_back(const_cast<char*>(old->first));
+    blocks.erase(old);
+  }
+}
+
+/// Releases the whole quarantine (allocate, when the system has no memory left).
+void empty_quarantine() {
+  std::vector<void*> now;
+  {
+    std::lock_guard l(blocks_m);
+    for (const char* q : quarantine)
+      if (auto it = blocks.find(q); it != blocks.end()) {
+        now.push_back(const_cast<char*>(it->first));
+        blocks.erase(it);
+      }
+    quarantine.clear();
+    quarantined = 0;
+  }
+  for (void* m : now) release_memory(m);
+}
+
+/// What a queued operation uses: the blocks it pinned, unpinned when it is destroyed (run, or
+/// dropped), releasing those whose release waited for it.
+class pins {
+ public:
+  struct use {
+    const char* block;
+    std::string what;  // "the source of ki::copyto", "argument 2 of kernel 'k'"
+  };
+  pins(const pins&) = delete;
+  pins& operator=(const pins&) = delete;
+  pins() = default;
+  ~pins() {
+    std::vector<void*> now;
+    {
+      std::lock_guard l(blocks_m);
+      for (const use& u : uses_) {
+        auto it = blocks.find(u.block);
+        if (it == blocks.end()) continue;
+        if (--it->second.pins == 0 && it->second.free_queued) retire(it, now);
+      }
+    }
+    for (void* m : now) release_memory(m);
+  }
+  /// With blocks_m held: pins the block holding p (if it is one of this backend's) for `what`;
+  /// throws std::invalid_argument if it is released already.
+  void add(const void* p, std::string what) {
+    auto it = block_of(p);
+    if (it == blocks.end()) return;  // host memory
+    if (it->second.freed)
+      throw std::invalid_argument("ki::reference: " + what +
+                                  " is memory that was released (its ki::array destroyed, or ki::unsafe_free): a "
+                                  "ki::span or pointer kept past its array's life");
+    ++it->second.pins;
+    uses_.push_back({it->first, std::move(what)});
+  }
+  /// When the operation runs on `q`: throws std::invalid_argument if another thread released a
+  /// block it uses since it was queued (the operation then does not run).
+  void check(const queue& q) const {
+    std::lock_guard l(blocks_m);
+    for (const use& u : uses_) {
+      auto it = blocks.find(u.block);
+      if (it != blocks.end() && it->second.freed && it->second.freed_on != &q)
+        throw std::invalid_argument(
+            "ki::reference: " + u.what +
+            " was released by another host thread (its ki::array destroyed, or ki::unsafe_free) while this "
+            "operation was queued; it did not run (keep an array alive until the work that uses it has finished: "
+            "ki::synchronize on the thread that queued it)");
+    }
+  }
+
+ private:
+  std::vector<use> uses_;
+};
+
 }  // namespace
 
 int active_device() { return active; }
 void set_active_device(int id) { active = id; }
 
+/// Pins what a launch's span arguments point into (refusing memory already released).
+std::shared_ptr<pins> pin_arguments(const std::vector<argument_memory>& memory, const std::string& name) {
+  auto used = std::make_shared<pins>();
+  std::lock_guard l(blocks_m);
+  for (const argument_memory& a : memory)
+    used->add(a.p, "argument " + std::to_string(a.index) + " (a ki::span) of kernel '" + name + "'");
+  return used;
+}
+
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name,
-            bool instrumented) {
+            bool instrumented, std::vector<argument_memory> memory) {
   ki::detail::cpu::host_only("ki::launch");
+  check_environment(b);
   if (b.memory == memory_model::weak && !instrumented)
     throw std::invalid_argument(
         "ki::reference: launch of kernel '" + name +
@@ -248,26 +388,31 @@ void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
   start_env_trace();  // KI_REFERENCE_TRACE (tools/ki-trace)
   // The seed is drawn in queue order on the launching thread, so KI_RAND_SEED replays it.
   const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);
-  current(b, "launch")
-      ->push(
-          [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name), seed](queue& q) {
-            take_result(q, b, execute({groups, items, run_items, ctx.get(), &b, name.c_str(), seed}));
-          },
-          b.queue);
+  auto q = current(b, "launch");
+  auto used = pin_arguments(memory, name);
+  q->push(
+      [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name), seed, used](queue& self) {
+        used->check(self);
+        take_result(self, b, execute({groups, items, run_items, ctx.get(), &b, name.c_str(), seed}));
+      },
+      b.queue);
 }
 
 void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
-               std::string name) {
+               std::string name, std::vector<argument_memory> memory) {
   ki::detail::cpu::host_only("a KA kernel's launch");
+  check_environment(b);
   start_env_trace();  // KI_REFERENCE_TRACE (tools/ki-trace)
-  current(b, "launch")
-      ->push(
-          [b, d, ctx = std::move(ctx), name = std::move(name)](queue& q) {
-            ki::ka::detail::cpu_launch_desc run = d;
-            run.name = name.c_str();
-            take_result(q, b, execute_ka(run, b));
-          },
-          b.queue);
+  auto q = current(b, "launch");
+  auto used = pin_arguments(memory, name);
+  q->push(
+      [b, d, ctx = std::move(ctx), name = std::move(name), used](queue& self) {
+        used->check(self);
+        ki::ka::detail::cpu_launch_desc run = d;
+        run.name = name.c_str();
+        take_result(self, b, execute_ka(run, b));
+      },
+      b.queue);
 }
 
 void* allocate(const backend& b, std::size_t bytes) {
@@ -276,38 +421,90 @@ void* allocate(const backend& b, std::size_t bytes) {
   // 64-byte aligned, like device allocations; at least one byte so that the pointer is unique.
   const std::size_t n = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, n == 0 ? 64 : n);
+  if (p == nullptr) {  // (the quarantine of released memory goes first)
+    empty_quarantine();
+    p = std::aligned_alloc(64, n == 0 ? 64 : n);
+  }
   if (p == nullptr) throw std::bad_alloc();
   poison_fill(p, bytes);
   ki::detail::cpu::checked_allocation_added(p, bytes);  // (global memory checked-access mode watches)
+  try {
+    std::lock_guard l(blocks_m);
+    blocks[static_cast<const char*>(p)] = block{bytes};
+  } catch (...) {
+    release_memory(p);
+    throw;
+  }
   return p;
 }
 
 void free(const backend& b, int device, void* p) noexcept {
-  const auto release = [](void* m) {
-    ki::detail::cpu::checked_allocation_removed(m);
-    std::free(m);
-  };
+  // Released after this thread's queued work on the device, and once no other thread's queued
+  // operation uses it (pins).
   queue* q = find_queue(device);
-  if (q == nullptr) return release(p);  // this thread queued nothing there
+  const auto release = [p] {
+    std::vector<void*> now;
+    {
+      std::lock_guard l(blocks_m);
+      auto it = blocks.find(static_cast<const char*>(p));
+      if (it == blocks.end()) {
+        now.push_back(p);  // (not one of the blocks: released at once)
+      } else {
+        it->second.free_queued = true;  // (else the last operation that uses it does)
+        if (it->second.pins == 0) retire(it, now);
+      }
+    }
+    for (void* m : now) release_memory(m);
+  };
+  {
+    std::lock_guard l(blocks_m);
+    auto it = blocks.find(static_cast<const char*>(p));
+    if (it != blocks.end()) it->second.freed = true, it->second.freed_on = q;
+  }
+  if (q == nullptr) return release();  // this thread queued nothing there
   try {
-    queue_for(device)->push([p, release](queue&) { release(p); }, b.queue);
+    queue_for(device)->push([release](queue&) { release(); }, b.queue);
   } catch (...) {  // no memory for the operation: wait instead
     q->drain();
-    release(p);
+    release();
   }
 }
 
 void copy(const backend& b, void* dst, const void* src, std::size_t bytes, copy_kind kind) {
   ki::detail::cpu::host_only("ki::copyto (or ki::to_host)");
   auto q = current(b, "copyto");
-  if (b.queue == queue_mode::immediate) return q->push([=](queue&) { std::memmove(dst, src, bytes); }, b.queue);
+  auto used = std::make_shared<pins>();
+  {
+    std::lock_guard l(blocks_m);
+    if (kind == copy_kind::host_to_device || kind == copy_kind::device_to_device)
+      used->add(dst, "the destination of ki::copyto");
+    if (kind == copy_kind::device_to_host || kind == copy_kind::device_to_device)
+      used->add(src, "the source of ki::copyto");
+  }
+  if (b.queue == queue_mode::immediate)
+    return q->push(
+        [=](queue& self) {
+          used->check(self);
+          std::memmove(dst, src, bytes);
+        },
+        b.queue);
   if (kind == copy_kind::host_to_device || kind == copy_kind::host_to_host) {
     // The contract: a host source has been read when copyto returns (like CUDA's pageable copies).
     auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
                                                                static_cast<const unsigned char*>(src) + bytes);
-    q->push([dst, staged](queue&) { std::memcpy(dst, staged->data(), staged->size()); }, b.queue);
+    q->push(
+        [dst, staged, used](queue& self) {
+          used->check(self);
+          std::memcpy(dst, staged->data(), staged->size());
+        },
+        b.queue);
   } else {
-    q->push([=](queue&) { std::memmove(dst, src, bytes); }, b.queue);
+    q->push(
+        [=](queue& self) {
+          used->check(self);
+          std::memmove(dst, src, bytes);
+        },
+        b.queue);
   }
 }
 
@@ -400,7 +597,7 @@ queue_mode backend::queue_mode_from_environment() {
     if (v == nullptr || *v == '\0' || std::strcmp(v, "async") == 0) return queue_mode::async;
     if (std::strcmp(v, "delayed") == 0) return queue_mode::delayed;
     if (std::strcmp(v, "immediate") == 0) return queue_mode::immediate;
-    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_QUEUE=%s (expected async, delayed or immediate)\n", v);
+    ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_QUEUE", v, "async, delayed or immediate");
     return queue_mode::async;
   }();
   return m;

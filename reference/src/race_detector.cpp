@@ -186,7 +186,7 @@ void race_detector::settle() {
   const deferred_write d = deferred_;
   deferred_.size = 0;
   const bool changed = std::memcmp(d.addr, d.old, d.size) != 0;
-  judge(d.addr, d.rec, changed, false, d.count, d.index, local_of(d.addr), nullptr);
+  judge(d.addr, d.rec, changed, false, d.count, d.index, local_of(d.addr), nullptr, true);
 }
 
 void race_detector::atomic(const void* p) {
@@ -235,9 +235,11 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
   const cpu::item_state& ib = item_at(b.item);
   if (race_instances_.size() < max_instances || g_.on_race != nullptr) {
     std::string text = std::string(kind) + " race on " + describe(index, count, local) + ": work-item " +
-                       to_string(ia.local_id) + " " + a_did + " it at " + to_string(loc(a)) + ", then work-item " +
-                       to_string(ib.local_id) + " " + b_did + " it at " + to_string(loc(b)) +
+                       to_string(ia.local_id) + " " + a_did + " at " + to_string(loc(a)) + ", then work-item " +
+                       to_string(ib.local_id) + " " + b_did + " at " + to_string(loc(b)) +
                        ", with no barrier between them";
+    if (a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write)
+      text += cpu::ambiguous_read_note;
     if (g_.on_race != nullptr) [[unlikely]]
       g_.on_race(g_.on_access_ctx, race_note{kind, a.item, b.item, loc(a), loc(b), addr, index, text});
     if (race_instances_.size() < max_instances) race_instances_.push_back(std::move(text));
@@ -262,9 +264,10 @@ void race_detector::flush_accesses() {
   drop_pending();
 }
 
-void race_detector::judge(const void* addr, const access_rec& mine, bool changed, bool real_read, i64 count, i64 index,
-                          const local_alloc* local, const source_location* first) {
+void race_detector::judge(const void* addr, access_rec mine, bool changed, bool real_read, i64 count, i64 index,
+                          const local_alloc* local, const source_location* first, bool known_write) {
   const cpu::item_state& me = item_at(mine.item);
+  mine.how = cpu::touch_of(changed, real_read, known_write);
   shadow& sh = shadow_of(addr);
   const std::uint64_t interval = local != nullptr ? local_interval_ : global_interval_;
   if (sh.epoch != interval) {
@@ -273,11 +276,11 @@ void race_detector::judge(const void* addr, const access_rec& mine, bool changed
   }
   if (changed) {
     if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
-      race("write-write", sh.writer, "wrote", mine, "wrote", addr, index, count, local);
+      race("write-write", sh.writer, "wrote it", mine, "wrote it", addr, index, count, local);
     } else {
       for (const access_rec& r : sh.readers)
         if (r.item >= 0 && !ordered(r, me)) {
-          race("read-write", r, "read", mine, "wrote", addr, index, count, local);
+          race("read-write", r, cpu::did(r.how), mine, "wrote it", addr, index, count, local);
           break;
         }
     }
@@ -288,7 +291,8 @@ void race_detector::judge(const void* addr, const access_rec& mine, bool changed
     // the element held (then a race only by the same-value policy).
     if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
       if (real_read || g_.same_value_race)
-        race("read-write", sh.writer, "wrote", mine, "read", addr, index, count, local);
+        race(mine.how == cpu::touch::same_value_write ? "write-write" : "read-write", sh.writer, "wrote it", mine,
+             cpu::did(mine.how), addr, index, count, local);
     } else if (local != nullptr && !sh.written) {
       uninitialized_read(first != nullptr ? *first : loc(mine), index, *local);
     }
@@ -297,9 +301,13 @@ void race_detector::judge(const void* addr, const access_rec& mine, bool changed
   }
   if (local == nullptr) {
     auto [g, fresh] = group_globals_.try_emplace(addr);
-    if (fresh || (changed && !g->second.wrote))
-      g->second =
-          global_access{addr, group_linear_, group_id_, me.local_id, changed, mine.where, count, index, mine.pc};
+    // The group's record of the element: its first access, its first write, or a read that
+    // follows an access that may have been a same-value write (under the policy `allowed` only
+    // the read can race with another group's write).
+    if (fresh || (changed && !g->second.wrote) ||
+        (!g->second.wrote && cpu::may_keep(g->second.how) && mine.how == cpu::touch::read))
+      g->second = global_access{addr,     group_linear_, group_id_, me.local_id, changed,
+                                mine.how, mine.where,    count,     index,       mine.pc};
   }
 }
 
@@ -368,6 +376,7 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
 }
 
 bool global_log::merge(const global_access& a) {
+  if (!same_value_race && !a.wrote && cpu::may_keep(a.how)) return true;  // (races with no write)
   auto it = elements.find(a.addr);
   if (it == elements.end()) {
     if (limit != 0 && elements.size() >= limit) {
@@ -408,14 +417,17 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, const glo
   const global_access& a = o.group < w.group ? o : w;  // in group order
   const global_access& b = o.group < w.group ? w : o;
   const source_location a_where = cpu::access_location(a.pc, a.where), b_where = cpu::access_location(b.pc, b.where);
-  const std::string inst = std::string(o.wrote ? "write-write" : "read-write") +
+  const bool writes = o.wrote || o.how == cpu::touch::same_value_write;
+  const std::string inst = std::string(writes ? "write-write" : "read-write") +
                            " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
                            std::to_string(a.count) + " elements: work-item " + to_string(a.local_id) +
-                           " of work-group " + to_string(a.group_id) + (a.wrote ? " wrote" : " read") + " it at " +
+                           " of work-group " + to_string(a.group_id) + " " + cpu::did(a.how) + " at " +
                            to_string(a_where) + ", work-item " + to_string(b.local_id) + " of work-group " +
-                           to_string(b.group_id) + (b.wrote ? " wrote" : " read") + " it at " + to_string(b_where);
+                           to_string(b.group_id) + " " + cpu::did(b.how) + " at " + to_string(b_where);
+  const bool ambiguous = a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write;
   const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
-                          " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+                          " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +
+                          (ambiguous ? cpu::ambiguous_read_note : "");
   group_failure found{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b_where), msg),
                       count,
                       {inst},

@@ -72,6 +72,7 @@ struct global_access {
   std::int64_t group;  // linear group id
   xyz<std::int64_t> group_id, local_id;
   bool wrote;
+  cpu::touch how;         // what the group's recorded access was (wrote: touch::wrote)
   source_location where;  // the subscript's (an instrumented access: resolved from pc when reported)
   std::int64_t count, index;
   const void* pc = nullptr;  // the instruction (instrumented kernels), else null
@@ -93,6 +94,9 @@ struct global_log {
   std::unordered_map<const void*, global_element> elements;
   std::size_t limit = 0;  ///< 0: no limit
   bool overflowed = false;
+  /// ki::reference::same_value_writes::race. false (allowed): an access that may be a write of
+  /// the value the element held (cpu::may_keep) races with no other group's write.
+  bool same_value_race = true;
   /// One group's access to an element (its first, or its first write). false: over the limit.
   bool merge(const global_access& a);
 };
@@ -187,10 +191,11 @@ class race_detector final : public ki::detail::checked::recorder {
     bool atomic;
   };
   struct access_rec {
-    std::int64_t item = -1;    // linear local id; -1: none
-    source_location where;     // the subscript's (instrumented: the fallback of pc's line)
-    std::uint64_t at = 0;      // sg_serial_ when the access was judged (sub-group barriers before it)
-    const void* pc = nullptr;  // the instruction (instrumented kernels), else null
+    std::int64_t item = -1;             // linear local id; -1: none
+    source_location where;              // the subscript's (instrumented: the fallback of pc's line)
+    std::uint64_t at = 0;               // sg_serial_ when the access was judged (sub-group barriers before it)
+    const void* pc = nullptr;           // the instruction (instrumented kernels), else null
+    cpu::touch how = cpu::touch::read;  // (set by judge: what the reports call it)
   };
   /// An instrumented write under same_value_writes::allowed, judged once the element's new
   /// bytes are known (the work-item's next recorded event): a write of the value it held is
@@ -246,9 +251,9 @@ class race_detector final : public ki::detail::checked::recorder {
   void flush_accesses();
   /// Judges one access of an element whose kind is known (`changed`: a write that counts as
   /// one; `real_read`: a load, which races with another item's unordered write whatever the
-  /// same-value policy).
-  void judge(const void* addr, const access_rec& mine, bool changed, bool real_read, std::int64_t count,
-             std::int64_t index, const local_alloc* local, const source_location* first);
+  /// same-value policy; `known_write`: an instrumented store that left the bytes as they were).
+  void judge(const void* addr, access_rec mine, bool changed, bool real_read, std::int64_t count, std::int64_t index,
+             const local_alloc* local, const source_location* first, bool known_write = false);
   void settle();
   source_location loc(const access_rec& r) const { return cpu::access_location(r.pc, r.where); }
   void uninitialized_read(const source_location& where, std::int64_t index, const local_alloc& l);

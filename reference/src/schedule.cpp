@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include <ki/cpu/support.hpp>
 #include <ki/reference/backend.hpp>
 #include <ki/reference/schedule.hpp>
 
@@ -12,10 +13,9 @@ schedule schedule::from_environment() {
   static const schedule s = [] {
     schedule r;
     if (const char* v = std::getenv("KI_REFERENCE_SEED"); v != nullptr && *v != '\0') {
-      char* end = nullptr;
-      const unsigned long long x = std::strtoull(v, &end, 10);
-      if (end == v || *end != '\0')
-        std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SEED=%s (expected a non-negative integer)\n", v);
+      unsigned long long x = 0;
+      if (!ki::detail::cpu::parse_unsigned(v, x))
+        ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_SEED", v, "a non-negative integer below 2^64");
       else r = from_seed(x);
     }
     if (const char* v = std::getenv("KI_REFERENCE_SCHEDULE"); v != nullptr && *v != '\0') {
@@ -23,15 +23,13 @@ schedule schedule::from_environment() {
       if (o == "forward") r.items = order::forward;
       else if (o == "reverse") r.items = order::reverse;
       else if (o == "random") r.items = order::random;
-      else
-        std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SCHEDULE=%s (expected forward, reverse or random)\n",
-                     v);
+      else ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_SCHEDULE", v, "forward, reverse or random");
     }
     if (const char* v = std::getenv("KI_REFERENCE_INTERLEAVE"); v != nullptr && *v != '\0') {
       const std::string o = v;
       if (o == "atomics") r.interleave_atomics = true;
       else if (o == "none") r.interleave_atomics = false;
-      else std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_INTERLEAVE=%s (expected atomics or none)\n", v);
+      else ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_INTERLEAVE", v, "atomics or none");
     }
     return r;
   }();
@@ -45,7 +43,7 @@ same_value_writes backend::same_value_writes_from_environment() {
     const std::string s = v;
     if (s == "race") return ki::reference::same_value_writes::race;
     if (s == "allowed") return ki::reference::same_value_writes::allowed;
-    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_SAME_VALUE_WRITES=%s (expected race or allowed)\n", v);
+    ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_SAME_VALUE_WRITES", v, "race or allowed");
     return ki::reference::same_value_writes::race;
   }();
   return p;
@@ -58,7 +56,7 @@ memory_model backend::memory_model_from_environment() {
     const std::string s = v;
     if (s == "sequential") return memory_model::sequential;
     if (s == "weak") return memory_model::weak;
-    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_MEMORY=%s (expected sequential or weak)\n", v);
+    ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_MEMORY", v, "sequential or weak");
     return memory_model::sequential;
   }();
   return m;
@@ -71,7 +69,7 @@ local_memory_start backend::local_memory_from_environment() {
     const std::string s = v;
     if (s == "poison") return local_memory_start::poison;
     if (s == "leftovers") return local_memory_start::leftovers;
-    std::fprintf(stderr, "ki::reference: ignoring KI_REFERENCE_LOCAL_MEMORY=%s (expected poison or leftovers)\n", v);
+    ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_LOCAL_MEMORY", v, "poison or leftovers");
     return local_memory_start::poison;
   }();
   return m;

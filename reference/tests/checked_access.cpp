@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <ki/ka.hpp>
 
@@ -15,6 +16,7 @@ namespace {
 
 using namespace ki_test::gallery;
 using kind = ki::kernel_error::kind;
+using Catch::Matchers::ContainsSubstring;
 const std::string this_file = "checked_access.cpp";
 std::string at(unsigned line) { return this_file + ":" + std::to_string(line); }
 
@@ -511,4 +513,74 @@ TEST_CASE("checked: running out of memory in a kernel is a resource error, and t
   auto in = ki::zeros<i64>(b, 16);
   ki::launch(b, {.numgroups = 1, .workgroupsize = 64}, read_all{}, out, in);
   CHECK_NOTHROW(ki::synchronize(b));
+}
+
+/// Work-item 0 of every group writes 1 to flag[0] (KI), or every work-item of every group does
+/// (KA, one phase): the same value, from every group.
+struct ki_flag_from_every_group {
+  static constexpr unsigned line = __LINE__ + 2;
+  void operator()(ki::span<i64> out) const {
+    if (ki::get_local_id().x == 0) out[0] = 1;
+  }
+};
+struct ka_flag_from_every_item {
+  static constexpr unsigned line = __LINE__ + 3;
+  template <class G>
+  void operator()(G& g, ki::span<i64> flag) const {
+    g.items([&](auto) { flag[0] = 1; });
+  }
+};
+
+TEST_CASE("checked: the same-value policy holds between work-groups and in KA kernels", "[oracle][checked]") {
+  auto b = backend_for("cuda");
+  // Policy race: a race, named for what the access was. With the instrumentation a store is a
+  // store; without it, a store of the value already there cannot be told from a load, and the
+  // report says so.
+  const std::string second = KI_CHECKED_HOOKS ? "wrote it" : "read it";
+  auto o = run(b, ki_flag_from_every_group{}, 4, 8);
+  REQUIRE(o.error);
+  {
+    const std::string what = o.error->what();
+    INFO(what);
+    CHECK(o.error->error_kind() == kind::data_race);
+    CHECK(o.error->group() == ki::xyz<i64>{1, 0, 0});
+    CHECK_THAT(what,
+               ContainsSubstring("race between work-groups on element 0 of a ki::span of 32 elements: "
+                                 "work-item (0, 0, 0) of work-group (0, 0, 0) wrote it at " +
+                                 at(ki_flag_from_every_group::line) + ", work-item (0, 0, 0) of work-group (1, 0, 0) " +
+                                 second + " at " + at(ki_flag_from_every_group::line)));
+    if (!KI_CHECKED_HOOKS) CHECK_THAT(what, ContainsSubstring("KI_REFERENCE_SAME_VALUE_WRITES=allowed takes it"));
+  }
+  auto flag = ki::zeros<i64>(b, 1);
+  ki::ka::kernel ka(b, ka_flag_from_every_item{}, 8);
+  ka({.ndrange = 32}, flag);
+  try {
+    ki::synchronize(b);
+    FAIL("no race reported");
+  } catch (const ki::kernel_error& e) {
+    INFO(e.what());
+    CHECK(e.error_kind() == kind::data_race);
+    CHECK_THAT(std::string(e.what()),
+               ContainsSubstring("work-item (0, 0, 0) wrote it at " + at(ka_flag_from_every_item::line) +
+                                 ", then work-item (1, 0, 0) " + second));
+  }
+  // Policy allowed: no race, between groups or within one, in either layer.
+  b.same_value_writes = ki::reference::same_value_writes::allowed;
+  auto a = run(b, ki_flag_from_every_group{}, 4, 8);
+  CHECK(!a.error);
+  CHECK(a.out[0] == 1);
+  ki::ka::kernel(b, ka_flag_from_every_item{}, 8)({.ndrange = 32}, flag);  // (a kernel keeps its backend value)
+  ki::synchronize(b);
+  CHECK(ki::to_host(b, flag)[0] == 1);
+  // ... but writes of different values still race between groups.
+  auto out = ki::zeros<i64>(b, 64), seen = ki::zeros<i64>(b, 4);
+  ki::ka::kernel(b, ka_between_groups{}, 16)({.ndrange = 64}, out, seen, 0);
+  try {
+    ki::synchronize(b);
+    FAIL("no race reported");
+  } catch (const ki::kernel_error& e) {
+    INFO(e.what());
+    CHECK(e.error_kind() == kind::data_race);
+    CHECK_THAT(std::string(e.what()), ContainsSubstring("write-write race between work-groups"));
+  }
 }

@@ -73,11 +73,22 @@ tbb::task_arena& arena_for(int threads) {
 
 }  // namespace
 
-std::optional<kernel_error> execute(const launch_desc& d) {
+void check_environment(const backend& b) {
+  (void)resolve_stack_size(b);
+  (void)resolve_threads(b);
+  (void)runner_detail::resolve_spin_limit(b);
+  cpu::throw_if_bad_environment("ki::simd_cpu");
+}
+
+std::optional<kernel_error> execute(const launch_desc& launch) {
+  launch_desc d = launch;
+  cpu::launch_progress progress;         // (the spin watch)
   fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
   const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];
   const std::uint64_t serial = ++launch_counter;
   const int threads = resolve_threads(*d.b);
+  progress.alone = threads == 1 || ngroups == 1;
+  d.progress = &progress;
 
   // The error reported is the lowest failing group's, whatever the timing: after a failure
   // only chunks' groups below it still run.
@@ -126,6 +137,8 @@ std::optional<kernel_error> execute_ka(const ki::ka::detail::cpu_launch_desc& d,
   c.arena = threads > 1 ? &arena_for(threads) : nullptr;
   c.max_local_memory = max_local_memory;
   c.stack_size = resolve_stack_size(b);
+  c.spin_limit = runner_detail::resolve_spin_limit(b);
+  c.spin_limit_name = runner_detail::spin_limit_name;
   return cpu::run_ka(d, c);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include <ki/cpu/spin.hpp>
 #include <ki/errors.hpp>
 #include <ki/simd_cpu/backend.hpp>
 
@@ -18,9 +19,13 @@ struct launch_desc {
   const void* ctx;
   const backend* b;
   const char* kernel_name;
-  std::uint64_t rand_seed = 0;  ///< the launch's seed (ki/rand.hpp)
+  std::uint64_t rand_seed = 0;                           ///< the launch's seed (ki/rand.hpp)
+  ki::detail::cpu::launch_progress* progress = nullptr;  ///< set by execute (the spin watch)
 };
 
+/// Reads every KI_SIMD_CPU_* variable (once per process) and throws std::invalid_argument for a
+/// malformed one (ki/cpu/support.hpp, bad_environment): on the host, before a launch.
+void check_environment(const backend& b);
 /// The failure of the lowest failing work-group, if any.
 std::optional<kernel_error> execute(const launch_desc& d);
 /// A KA launch: the failure of the lowest failing work-group, if any.

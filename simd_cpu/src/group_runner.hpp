@@ -12,6 +12,7 @@
 
 #include <ki/cpu/fiber.hpp>
 #include <ki/cpu/runner.hpp>
+#include <ki/cpu/spin.hpp>
 #include <ki/cpu/sub_group.hpp>
 #include <ki/cpu/support.hpp>
 #include <ki/detail/cpu/executor.hpp>
@@ -41,6 +42,12 @@ inline std::size_t resolve_stack_size(const backend& b) {
   static const std::size_t from_env = env_size("KI_SIMD_CPU_STACK_SIZE", 256 * 1024);
   return b.stack_size != 0 ? b.stack_size : from_env;
 }
+
+inline std::uint64_t resolve_spin_limit(const backend& b) {
+  static const std::uint64_t from_env = env_size("KI_SIMD_CPU_SPIN_LIMIT", std::size_t{1} << 20);
+  return b.spin_limit != 0 ? b.spin_limit : from_env;
+}
+constexpr const char* spin_limit_name = "ki::simd_cpu::backend::spin_limit or KI_SIMD_CPU_SPIN_LIMIT";
 
 inline int resolve_threads(const backend& b) {
   static const int from_env = static_cast<int>(env_size("KI_SIMD_CPU_THREADS", 0));
@@ -85,11 +92,13 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     std::tie(cpu::private_begin, cpu::private_end) = arena_.first();
     cpu::current_exec = this;  // (current is set per work-item)
     cpu::current_group = &gs_;
+    start_watch(d);
 #if KI_FIBER_INLINE_SWITCH
     cpu::current_ring = &ring_;
 #endif
     const auto fault = fibers_.run_guarded(&group_runner::drive, this);
     settle();  // (a fault may have stopped the group in the ring)
+    cpu::current_watch = nullptr;
     cpu::current_ring = &cpu::no_ring;
     cpu::current_exec = nullptr;
     cpu::current_group = nullptr;
@@ -122,6 +131,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   // (The location by value in every barrier path: a by-value parameter whose address is passed
   // on would stop GCC from tail-calling the switch, leaving a frame more on suspended stacks.)
   [[gnu::noinline]] void barrier_slow(source_location where) {
+    watch_.forget();  // a sync point (the spin watch)
     const int self = static_cast<int>(slot_of(own_state()));
     // Work-item 0 at the group's first sync point, nobody else started: open the ring now.
     if (self == 0 && loop_.next == 1 && arrived_ == 0 && suspended_ == 0 && n_ > 1) return open_ring(where);
@@ -167,6 +177,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   /// (an arrival the inline switch left to the executor: a build without it, or the same line
   /// named by another copy of the file name). A barrier elsewhere leaves the ring.
   [[gnu::noinline]] void ring_barrier(source_location where) {
+    watch_.forget();  // a sync point (the spin watch; a round calls here at least twice)
     item& me = current();
     const int self = static_cast<int>(slot_of(me));
     if (ring_.site.file == nullptr) {
@@ -237,6 +248,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   }
 
   void collective(cpu::collective& c) override {
+    watch_.forget();  // a sync point (the spin watch)
     settle();
     item& it = own_state();
     const i64 W = gs_.sub_group_width;
@@ -439,8 +451,45 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     return it;
   }
 
+  // --- the spin watch (ki/cpu/spin.hpp; docs/debugging.md, "Spin-waits") ---
+  //
+  // As on the reference backend, a work-item runs until its next sync point, so one that polls
+  // an atomic for another of its group that has not run yet would wait forever. Here the watch
+  // samples (a decrement per atomic, ki/detail/cpu/executor.hpp) and looks at every operation
+  // only once a sample repeats; the judge and the message are the oracle's.
+  void start_watch(const launch_desc& d) {
+    watch_ = {};
+    judge_ = {};
+    watch_.limit = resolve_spin_limit(*d.b);
+    watch_.sampling = true;
+    watch_.stuck = &group_runner::stuck_entry;
+    watch_.ctx = this;
+    cpu::current_watch = &watch_;
+    cpu::watch_countdown = 0;
+  }
+  static void stuck_entry(void* self, const void* p, const char* what, const source_location& where) {
+    static_cast<group_runner*>(self)->stuck(p, what, where);
+  }
+  void stuck(const void* p, const char* what, const source_location& where) {
+    const auto* b = static_cast<const char*>(p);
+    const bool local = std::any_of(locals_.begin(), locals_.end(), [&](const local_alloc& l) {
+      return l.epoch == group_epoch_ && b >= static_cast<const char*>(l.p) &&
+             b < static_cast<const char*>(l.p) + l.bytes;
+    });
+    if (!judge_.stuck(watch_, *d_->progress, local, true)) return;
+    own_state();  // (the item loop's `next` past it: those before it have started)
+    settle();     // (the others' places, out of the ring)
+    throw item_failure{kernel_error::kind::no_progress,
+                       cpu::no_progress_text(what, where, watch_.repeats, "barrier or sub-group function",
+                                             judge_.why(*d_->progress, local),
+                                             "here the others run only when this one reaches a sync point",
+                                             others_doing(current(), false), spin_limit_name, watch_.limit),
+                       false, -1, where};
+  }
+
   /// The chunk's next group, if any is left (and no lower group failed meanwhile).
   bool next_group() {
+    d_->progress->group_ended();
     const i64 g = group_ + 1;
     if (g >= last_ || g >= stop_->load(std::memory_order_relaxed)) return false;
     start_group(g);
@@ -521,6 +570,8 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   cpu::barrier_ring ring_;                           // (cpu::current_ring while the inline switch may use it)
 
   std::vector<local_alloc> locals_;
+  cpu::atomic_watch watch_;
+  cpu::spin_judge judge_;
   std::uint64_t group_epoch_ = 0;
   std::size_t group_local_bytes_ = 0;
   // The first chunk is the memory whose atomics may be plain (cpu::group_private): it holds the

@@ -44,6 +44,7 @@ const char* scheduler_name(scheduler s) { return s == scheduler::openmp ? "openm
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
             run_one_fn one, const void* ctx, const std::string& name) {
   ki::detail::cpu::host_only("ki::launch");
+  check_environment(b);
   const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);
   auto error = execute({groups, items, run, one, ctx, &b, name.c_str(), seed});
   auto& q = queue();
@@ -53,6 +54,7 @@ void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
 
 void launch_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d) {
   ki::detail::cpu::host_only("a KA kernel's launch");
+  check_environment(b);
   auto error = execute_ka(d, b);
   auto& q = queue();
   ++q.done;
@@ -127,7 +129,7 @@ ki::simd_cpu::scheduler backend::scheduler_from_environment() {
     const char* v = std::getenv("KI_SIMD_CPU_SCHEDULER");
     if (v == nullptr || *v == '\0' || std::strcmp(v, "tbb") == 0) return ki::simd_cpu::scheduler::tbb;
     if (std::strcmp(v, "openmp") == 0) return ki::simd_cpu::scheduler::openmp;
-    std::fprintf(stderr, "ki::simd_cpu: ignoring KI_SIMD_CPU_SCHEDULER=%s (expected tbb or openmp)\n", v);
+    ki::detail::cpu::bad_environment("ki::simd_cpu", "KI_SIMD_CPU_SCHEDULER", v, "tbb or openmp");
     return ki::simd_cpu::scheduler::tbb;
   }();
   return s;

@@ -22,6 +22,8 @@
 
 #include <ki/cpu/checked_support.hpp>
 #include <ki/cpu/fiber.hpp>
+#include <ki/cpu/report.hpp>
+#include <ki/cpu/spin.hpp>
 #include <ki/cpu/support.hpp>
 #include <ki/detail/cpu/checked.hpp>
 
@@ -57,6 +59,7 @@ class ka_races final : public ki::detail::checked::recorder {
     const void* addr;
     i64 group, item;
     bool wrote;
+    touch how;  // what the group's recorded access was (wrote: touch::wrote)
     source_location where;
     i64 index, count;
     const void* pc = nullptr;  // (instrumented kernels: the instruction)
@@ -66,6 +69,9 @@ class ka_races final : public ki::detail::checked::recorder {
   struct global_log {
     std::mutex m;
     std::size_t limit = 0;  ///< most elements recorded (0: no limit)
+    /// false (same_value_writes::allowed): an access that may be a write of the value the element
+    /// held (may_keep) races with no other group's write, and is not recorded.
+    bool same_value_race = true;
     /// The lowest group's entry, the next lowest group's, the lowest group's write.
     struct element {
       global_entry first{}, second{}, write{};
@@ -74,6 +80,7 @@ class ka_races final : public ki::detail::checked::recorder {
     std::unordered_map<const void*, element> elements;
     /// With m held. false: a new element beyond the limit.
     bool merge(const global_entry& e) {
+      if (!same_value_race && !e.wrote && may_keep(e.how)) return true;
       auto it = elements.find(e.addr);
       if (it == elements.end()) {
         if (limit != 0 && elements.size() >= limit) return false;
@@ -96,8 +103,10 @@ class ka_races final : public ki::detail::checked::recorder {
   /// Per group. `locals` and `privates` (the group's memory that reads may find unwritten) grow
   /// as the kernel asks for memory.
   void start(const ki::ka::detail::group_state* own, const std::vector<local_site>* locals,
-             const std::vector<local_site>* privates, global_log* log, const char* fill_name, i64 group) {
+             const std::vector<local_site>* privates, global_log* log, const char* fill_name, i64 group,
+             bool same_value_race) {
     own_ = own;
+    same_value_race_ = same_value_race;
     locals_ = locals;
     privates_ = privates;
     log_ = log;
@@ -220,6 +229,7 @@ class ka_races final : public ki::detail::checked::recorder {
     i64 item = -1;
     source_location where{};
     const void* pc = nullptr;
+    touch how = touch::read;
   };
   static source_location loc(const rec& r) { return access_location(r.pc, r.where); }
   static source_location loc(const pending& p) { return access_location(p.pc, p.where); }
@@ -262,12 +272,14 @@ class ka_races final : public ki::detail::checked::recorder {
       return "element " + std::to_string(p.index) + " of localmem at " + to_string(l->where);
     return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
   }
-  void race(const char* kind, const rec& a, const char* a_did, const pending& b, const char* b_did) {
+  void race(const char* kind, const rec& a, const pending& b, touch b_how) {
     if (first_) return;
-    first_ = found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + a_did +
-                       " it at " + to_string(loc(a)) + ", then work-item " + item_id(b.item) + " " + b_did + " it at " +
-                       to_string(loc(b)) + ", with no synchronize between them",
-                   b.item, loc(b)};
+    const bool ambiguous = a.how == touch::read_or_same_value_write || b_how == touch::read_or_same_value_write;
+    first_ =
+        found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + did(a.how) +
+                  " at " + to_string(loc(a)) + ", then work-item " + item_id(b.item) + " " + did(b_how) + " at " +
+                  to_string(loc(b)) + ", with no synchronize between them" + (ambiguous ? ambiguous_read_note : ""),
+              b.item, loc(b)};
   }
   /// Resolves the running work-item's accesses: each one's bytes before it are compared with
   /// those before the work-item's next access of the element (or, for its last one, with the
@@ -285,11 +297,16 @@ class ka_races final : public ki::detail::checked::recorder {
     for (std::size_t k = 0; k < pending_.size(); ++k) {
       const pending& p = pending_[k];
       if (p.atomic) continue;
-      const bool wrote =
-          p.kind != kind_unknown ? p.kind == kind_write : std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
+      // A store that left the bytes as they were counts as a write under the same-value policy
+      // `race`, and as what it is (a write of the value the element held) under `allowed`.
+      const bool changed = std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
+      const touch how = p.kind == kind_read ? touch::read
+                                            : touch_of(changed || (p.kind == kind_write && same_value_race_), false,
+                                                       p.kind == kind_write);
+      const bool wrote = how == touch::wrote;
       shadow& sh = shadow_[p.addr];
       if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
-      const rec me{p.item, p.where, p.pc};
+      const rec me{p.item, p.where, p.pc, how};
       const local_site* local = local_of(p.addr);
       const local_site* priv = local != nullptr ? nullptr : site_of(*privates_, p.addr);
       if (local != nullptr || priv != nullptr) {  // the group's own memory: written yet?
@@ -298,18 +315,21 @@ class ka_races final : public ki::detail::checked::recorder {
           unwritten_read(p, local != nullptr ? *local : *priv, local != nullptr);
       }
       if (log_ != nullptr && local == nullptr && priv == nullptr) {  // global memory: this group's use of it
-        auto [it, fresh] =
-            globals_.try_emplace(p.addr, global_entry{p.addr, group_, p.item, wrote, p.where, p.index, p.count, p.pc});
-        if (!fresh && wrote && !it->second.wrote)
-          it->second = {p.addr, group_, p.item, true, p.where, p.index, p.count, p.pc};
+        // The group's record: its first access, its first write, or a read after an access that
+        // may have been a same-value write (under `allowed` only the read races).
+        const global_entry mine{p.addr, group_, p.item, wrote, how, p.where, p.index, p.count, p.pc};
+        auto [it, fresh] = globals_.try_emplace(p.addr, mine);
+        if (!fresh && !it->second.wrote && (wrote || (may_keep(it->second.how) && how == touch::read)))
+          it->second = mine;
       }
       if (wrote) {
-        if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-write", sh.writer, "wrote", p, "wrote");
+        if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-write", sh.writer, p, how);
         for (const rec& r : sh.readers)
-          if (r.item >= 0 && r.item != p.item) race("read-write", r, "read", p, "wrote");
+          if (r.item >= 0 && r.item != p.item) race("read-write", r, p, how);
         sh.writer = me;
       } else {
-        if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-read", sh.writer, "wrote", p, "read");
+        if (sh.writer.item >= 0 && sh.writer.item != p.item && (how == touch::read || same_value_race_))
+          race("write-read", sh.writer, p, how);
         if (sh.readers[0].item < 0) sh.readers[0] = me;
         else if (sh.readers[0].item != p.item && sh.readers[1].item < 0) sh.readers[1] = me;
       }
@@ -331,6 +351,7 @@ class ka_races final : public ki::detail::checked::recorder {
   std::unordered_map<const void*, shadow> shadow_;
   std::unordered_map<const void*, global_entry> globals_;
   global_log* log_ = nullptr;
+  bool same_value_race_ = true;
   bool over_limit_ = false;
   i64 group_ = 0;
   std::optional<found> first_;
@@ -358,15 +379,17 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
   const entry& o = found->first.group != w.group ? found->first : found->second;
   const entry& a = o.group < w.group ? o : w;  // in group order
   const entry& b = o.group < w.group ? w : o;
+  const bool ambiguous = a.how == touch::read_or_same_value_write || b.how == touch::read_or_same_value_write;
   const std::string msg = std::string(names.prefix) + ": kernel '" + kernel +
-                          "': " + (o.wrote ? "write-write" : "read-write") + " race between work-groups on element " +
-                          std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) +
-                          " elements: work-item " + to_string(local_id(a.item)) + " of work-group " +
-                          to_string(group_id(a.group)) + (a.wrote ? " wrote" : " read") + " it at " +
+                          "': " + (o.wrote || o.how == touch::same_value_write ? "write-write" : "read-write") +
+                          " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
+                          std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) +
+                          " of work-group " + to_string(group_id(a.group)) + " " + did(a.how) + " at " +
                           to_string(access_location(a.pc, a.where)) + ", work-item " + to_string(local_id(b.item)) +
-                          " of work-group " + to_string(group_id(b.group)) + (b.wrote ? " wrote" : " read") +
-                          " it at " + to_string(access_location(b.pc, b.where)) +
-                          " (nothing orders the work-groups of a launch: use atomics, or separate launches)";
+                          " of work-group " + to_string(group_id(b.group)) + " " + did(b.how) + " at " +
+                          to_string(access_location(b.pc, b.where)) +
+                          " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +
+                          (ambiguous ? ambiguous_read_note : "");
   return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item),
                       to_string(access_location(b.pc, b.where)), msg);
 }
@@ -376,9 +399,11 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
  public:
   ka_runner() = default;
   /// Per launch (the runner is the thread's, kept across launches: its arena stays allocated).
-  void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d, ka_races::global_log* log) {
+  void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d, ka_races::global_log* log,
+               launch_progress& progress) {
     c_ = &c;
     log_ = log;
+    progress_ = &progress;
     group_.emplace(d.range, d.groupsize, d.groups, *this);
     if (!fibers_ || fibers_->stack_size() != c.stack_size) fibers_.emplace(c.stack_size);
   }
@@ -394,7 +419,9 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     job_ = {&d, begin, end, &stop, &rep, {}, begin, begin, false};
     fibers_->reset(2);                // slot 0: the groups' fiber; slot 1: this thread's stack
     current_features = c_->features;  // (the device's, for the range's groups; a fault too ends here)
+    start_watch();
     const fiber_core::fault f = fibers_->run_guarded(&drive, this);
+    current_watch = nullptr;
     current_features = {};
     if (c_->warnings != nullptr) races_.take_warnings(*c_->warnings);
     if (job_.out_of_memory) {
@@ -447,6 +474,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     auto& j = job_;
     if (j.running) {
       j.running = false;
+      progress_->group_ended();
       if (c_->check_races || c_->tracer != nullptr) [[unlikely]] {
         if (auto e = end_group(*j.d)) {
           j.result = {std::move(e), j.current};
@@ -459,6 +487,9 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     j.next = g + 1;
     j.current = g;
     begin_group(*j.d, g, st);
+    running_ = &st;
+    watch_.forget();  // (a new group: what the last one saw is no repeat)
+    watch_.ka_item = c_->track_items ? &st.current : nullptr;
     j.running = true;
     return true;
   }
@@ -483,6 +514,73 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     if (c_->check_races) privates_.push_back({nullptr, p, bytes, where, filled});
     return p;
   }
+  using local_site = ka_races::local_site;
+  // --- the spin watch (ki/cpu/spin.hpp; docs/debugging.md, "Spin-waits") ---
+  //
+  // A phase runs each work-item to its end, one after another, so a work-item that polls an
+  // atomic for another one of its group that has not run the phase yet waits forever. The
+  // watch samples the atomics (exact where the runner tracks the running work-item, the
+  // oracle); after spin_limit repeats the judge decides. A phase run as one loop (simd_cpu)
+  // does not tell its work-items apart: there the judge also wants a second of repeats.
+  void start_watch() {
+    watch_ = {};
+    judge_ = {};
+    watch_.limit = c_->spin_limit;
+    watch_.sampling = !c_->track_items;
+    watch_.stuck = &ka_runner::stuck_entry;
+    watch_.ctx = this;
+    current_watch = &watch_;
+    watch_countdown = 0;
+  }
+  static void stuck_entry(void* self, const void* p, const char* what, const source_location& where) {
+    static_cast<ka_runner*>(self)->stuck(p, what, where);
+  }
+  void stuck(const void* p, const char* what, const source_location& where) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    const bool in_local = std::any_of(locals_.begin(), locals_.end(), [&](const local_site& l) {
+      return b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes;
+    });
+    if (!judge_.stuck(watch_, *progress_, in_local, c_->track_items)) return;
+    throw item_failure{kernel_error::kind::no_progress,
+                       no_progress_text(what, where, watch_.repeats, "g.synchronize() or group collective",
+                                        judge_.why(*progress_, in_local),
+                                        "here a phase runs its work-items one after another, each to its end",
+                                        others_in_phase(), c_->spin_limit_name, watch_.limit),
+                       false, -1, where};
+  }
+  /// What the other work-items of the group do while the running one spins in its phase.
+  std::string others_in_phase() const {
+    const ki::ka::detail::group_state& st = *running_;
+    if (!st.in_phase) return "none runs while its group-level code runs (outside any phase)";
+    const std::string phase = to_string(st.phase);
+    if (st.current < 0)  // (a phase run as one loop)
+      return "those before it in the phase at " + phase +
+             " have run it to its end, those after it have not started "
+             "it (this backend runs the phase as one loop; the reference backend names them)";
+    std::vector<i64> order;
+    if (st.order_ascending || st.order == nullptr) {
+      const auto& a = st.active;
+      const auto& s = st.size;
+      for (i64 z = 0; z < a.z; ++z)
+        for (i64 y = 0; y < a.y; ++y)
+          for (i64 x = 0; x < a.x; ++x) order.push_back(x + s.x * (y + s.y * z));
+    } else {
+      order.assign(st.order, st.order + st.order_count);
+    }
+    const auto me = std::find(order.begin(), order.end(), st.current);
+    const std::vector<i64> before(order.begin(), me);
+    const std::vector<i64> after(me == order.end() ? me : me + 1, order.end());
+    std::string r;
+    if (!before.empty())
+      r = std::string(before.size() == 1 ? "item " : "items ") + ranges(before) +
+          (before.size() == 1 ? " has" : " have") + " run the phase at " + phase + " to its end";
+    if (!after.empty())
+      r += (r.empty() ? "" : "; ") + std::string(after.size() == 1 ? "item " : "items ") + ranges(after) +
+           (after.size() == 1 ? " has" : " have") + " not started it" +
+           (before.empty() ? " (the phase at " + phase + ")" : "");
+    return r.empty() ? "none (it is the group's only work-item)" : r;
+  }
+
   [[noreturn]] void misplaced(const char* what, const source_location& where, const source_location& phase) override {
     throw item_failure{kernel_error::kind::invalid_collective,
                        "called " + std::string(what) + " at " + to_string(where) +
@@ -589,7 +687,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       ki::ka::detail::start_group(st, id, order_.data(), static_cast<i64>(order_.size()), false, c_->tracer);
     }
     if (c_->check_races) {
-      races_.start(&group_->state(), &locals_, &privates_, log_, c_->fill_name, linear);
+      races_.start(&group_->state(), &locals_, &privates_, log_, c_->fill_name, linear, c_->same_value_race);
       // (Only kernels compiled in checked mode call it; instrumented ones (KI_CHECKED_HOOKS) for
       // every load and store, the runtime's typed code around the kernel too: from here on.)
       ki::detail::checked::active = &races_;
@@ -648,6 +746,10 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
 
   std::optional<fiber_core> fibers_;
   range_job job_;
+  atomic_watch watch_;
+  spin_judge judge_;
+  launch_progress* progress_ = nullptr;
+  const ki::ka::detail::group_state* running_ = nullptr;  ///< the state the kernel runs the group in
   ka_races races_;
   ka_races::global_log* log_ = nullptr;
   const ka_config* c_ = nullptr;
@@ -673,9 +775,12 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   std::atomic<i64> stop{ngroups};
   ka_races::global_log log;  // checked-access mode: every group's global accesses
   log.limit = c.checked_elements;
+  log.same_value_race = c.same_value_race;
+  launch_progress progress;  // (the spin watch)
+  progress.alone = c.threads == 1 || ngroups == 1;
   auto body = [&](const tbb::blocked_range<i64>& r) {
     thread_local ka_runner runner;
-    runner.prepare(c, d, c.check_races ? &log : nullptr);
+    runner.prepare(c, d, c.check_races ? &log : nullptr, progress);
     reporter rep(c.names);
     rep.set_kernel(d.name);
     auto res = runner.run_range(d, r.begin(), r.end(), stop, rep);

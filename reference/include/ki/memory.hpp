@@ -189,6 +189,12 @@ template <class T>
 struct is_ki_array : std::false_type {};
 template <class T, class B>
 struct is_ki_array<array<T, B>> : std::true_type {};
+/// A host range, or a ki::array of backend B (for copyto: an array of another backend is
+/// memory B's queue cannot order or keep alive).
+template <class A, class B>
+struct of_backend : std::true_type {};
+template <class T, class A, class B>
+struct of_backend<array<T, A>, B> : std::is_same<A, B> {};
 
 template <class A>
 auto* elements(A& a) {
@@ -227,8 +233,13 @@ Dest& copyto(const B& b, Dest& dest, const Src& src) {
   using TD = detail::element_t<Dest>;
   using TS = detail::element_t<const Src>;
   static_assert(std::is_same_v<TD, TS>, "ki::copyto: dest and src must have the same element type");
-  static_assert(!std::is_const_v<std::remove_pointer_t<decltype(detail::elements(dest))>>,
+  static_assert(!std::is_const_v<std::remove_pointer_t<decltype(detail::elements(dest))>> &&
+                    !(std::is_const_v<Dest> && detail::is_ki_array<std::remove_const_t<Dest>>::value),
                 "ki::copyto: dest is read-only");
+  static_assert(
+      detail::of_backend<std::remove_const_t<Dest>, B>::value && detail::of_backend<std::remove_const_t<Src>, B>::value,
+      "ki::copyto: a ki::array of another backend than b: its memory is that backend's, which b's queue "
+      "cannot order nor keep alive; copy it to a host vector with its own backend first");
   const std::int64_t nd = detail::length(dest), ns = detail::length(src);
   if (nd != ns)
     throw std::invalid_argument("ki::copyto: dest has " + std::to_string(nd) + " elements but src has " +

@@ -199,13 +199,40 @@ struct item_loop {
 /// Queues the launch on the calling thread's queue of its active device; ctx is kept alive
 /// until the launch has run. `instrumented`: the kernel's translation unit has the checked-access
 /// hooks (KI_CHECKED_HOOKS), which memory_model::weak needs (else std::invalid_argument, here).
+/// The memory a launch's ki::span arguments point into (`index`: the argument's position), which
+/// the queue keeps from being released before the launch has run and checks against memory
+/// already released (queue.cpp: a span made before ki::unsafe_free, or before its ki::array
+/// was destroyed, is std::invalid_argument naming the argument).
+struct argument_memory {
+  const void* p;
+  std::size_t bytes;
+  int index;
+};
+template <class T>
+struct is_span_argument : std::false_type {};
+template <class T>
+struct is_span_argument<ki::span<T>> : std::true_type {};
+template <class... A>
+std::vector<argument_memory> argument_memory_of(const A&... args) {
+  std::vector<argument_memory> v;
+  int k = 0;
+  const auto one = [&](const auto& a) {
+    if constexpr (is_span_argument<std::remove_cvref_t<decltype(a)>>::value)
+      if (a.data() != nullptr && a.size() > 0)
+        v.push_back({a.data(), static_cast<std::size_t>(a.size()) * sizeof(*a.data()), k});
+    ++k;
+  };
+  (one(args), ...);
+  (void)one;  // (a kernel without arguments)
+  return v;
+}
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name,
-            bool instrumented);
+            bool instrumented, std::vector<argument_memory> memory = {});
 /// Queues a KA launch (ki/ka/kernel.hpp): its groups run without fibers, each phase in the
 /// order the schedule picks (CPU runtime, ki/cpu/ka.hpp); ctx is kept alive until it has run.
 void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
-               std::string name);
+               std::string name, std::vector<argument_memory> memory = {});
 void synchronize(const backend& b);                   // rethrows the queue's first failed launch
 void* allocate(const backend& b, std::size_t bytes);  // poisoned
 void free(const backend& b, int device, void* p) noexcept;
@@ -438,7 +465,7 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(on, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}), std::move(name),
-                              KI_CHECKED_HOOKS != 0);
+                              KI_CHECKED_HOOKS != 0, reference::detail::argument_memory_of(args...));
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
@@ -451,7 +478,8 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
     const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_groups, ctx.get(), nullptr};
-    reference::detail::submit_ka(b, d, std::move(ctx), std::move(shown));
+    reference::detail::submit_ka(b, d, std::move(ctx), std::move(shown),
+                                 reference::detail::argument_memory_of(args...));
   }
 };
 

@@ -43,6 +43,12 @@ struct backend {
   /// Fiber stack per work-item that reaches a synchronisation point, in bytes: 0 means
   /// KI_SIMD_CPU_STACK_SIZE if set, else 256 KiB. Overflowing it is reported, not a crash.
   std::size_t stack_size = 0;
+  /// The spin watch (docs/debugging.md, "Spin-waits"): a work-item that polls an atomic, seeing
+  /// the same value, this many times in a row with no sync point between (and, while other
+  /// work-groups run, for a second without any of them ending) is reported as no-progress
+  /// instead of hanging. 0 means KI_SIMD_CPU_SPIN_LIMIT if set, else 2^20. Atomics are sampled
+  /// (one in 1021 is looked at until one repeats): the watch costs a decrement per atomic.
+  std::uint64_t spin_limit = 0;
   /// The sub-group width W (a power of two, 1 to 64). Sub-groups are always linear: work-item
   /// lin (x fastest) is in sub-group lin / W at lane lin % W. The default, 32, is CUDA's warp:
   /// a collective costs one fiber switch per work-item whatever W (> 1) is, and the lanes'

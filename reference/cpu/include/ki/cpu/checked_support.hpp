@@ -134,4 +134,35 @@ inline source_location access_location(const void* pc, const source_location& na
   return code_location(pc);
 }
 
+/// How an access left an element, as checked-access mode tells it (both layers, the record of
+/// global memory between work-groups too). An access that leaves the bytes as they were is a
+/// read where the kernel is instrumented (KI_CHECKED_HOOKS tells loads from stores), a write of
+/// the value the element held where the hooks saw a store, and either where only the
+/// subscripts are seen (the bytes cannot tell a read from such a write).
+enum class touch : std::uint8_t { read, wrote, same_value_write, read_or_same_value_write };
+/// The access as a race report names it: "<work-item> read it at ...".
+inline const char* did(touch t) {
+  switch (t) {
+    case touch::read: return "read it";
+    case touch::wrote: return "wrote it";
+    case touch::same_value_write: return "wrote it (the value it already held)";
+    case touch::read_or_same_value_write: return "read it";  // (the report adds ambiguous_read_note)
+  }
+  return "touched it";
+}
+/// Ends a race report one of whose accesses is a touch::read_or_same_value_write.
+inline constexpr const char* ambiguous_read_note =
+    " (the access named a read left the element as it was: without the hooks (KI_CHECKED_HOOKS) a store of the "
+    "value the element held looks the same; KI_REFERENCE_SAME_VALUE_WRITES=allowed takes it as such a store)";
+/// The access may be a write of the value the element held: under the same-value policy
+/// `allowed` (ki::reference::same_value_writes) it races with no write.
+inline bool may_keep(touch t) { return t == touch::same_value_write || t == touch::read_or_same_value_write; }
+/// A write (`changed`: the bytes differ after it), a read known as one, else per the hooks'
+/// `known_write` (instrumented: a store; false: a subscript only).
+inline touch touch_of(bool changed, bool known_read, bool known_write) {
+  if (changed) return touch::wrote;
+  if (known_read) return touch::read;
+  return known_write ? touch::same_value_write : touch::read_or_same_value_write;
+}
+
 }  // namespace ki::detail::cpu

@@ -56,6 +56,10 @@ struct ka_config {
   /// (one entry per element touched); beyond, the group that adds one fails as `resource`.
   /// 0: no limit.
   std::size_t checked_elements = 0;
+  /// Checked-access mode: a work-item writing the value an element already holds races with the
+  /// others' accesses (ki::reference::same_value_writes::race); false (allowed): it races with
+  /// no write, within a group and between groups, as for KI kernels.
+  bool same_value_race = true;
   /// Fills fresh local and private memory (the oracle's poison), or null.
   void (*fill)(void* p, std::size_t bytes) = nullptr;
   /// Local memory: fill only what no earlier work-group of this thread's arena had (the
@@ -68,6 +72,10 @@ struct ka_config {
   ka_warnings* warnings = nullptr;
   /// The oracle's trace hook, while one watches (needs track_items), else null.
   ki::ka::detail::ka_tracer* tracer = nullptr;
+  /// The spin watch (ki/cpu/spin.hpp): repeats of one observation before the judge looks, and
+  /// where a user sets it (for the message).
+  std::uint64_t spin_limit = std::uint64_t{1} << 20;
+  const char* spin_limit_name = "";
   /// What the device has, seen by device functions while a group runs (the oracle: its
   /// profile's; elsewhere all of them).
   device_features features{};

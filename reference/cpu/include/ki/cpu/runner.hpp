@@ -16,11 +16,13 @@
 // and may provide
 //   void entered(int k)              work-item k resumes (is made current): default nothing
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <new>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ki/cpu/fiber.hpp>
@@ -182,6 +184,41 @@ class group_runner_base {
     if (own) return {it.sync.at, it.sync.at_what};
     if (round_ != group_round_) return {last_barrier_, barrier_what};  // it passed the last one released
     return {source_location{}, nullptr};
+  }
+
+  /// What the work-items of the group other than `me` do, grouped (the spin watch's report):
+  /// "items 0-6 wait at barrier k.cpp:20; item 7 has not started". `interleaved`: the released
+  /// ones wait for their turn at atomics (the oracle's schedule::interleave_atomics).
+  std::string others_doing(const Item& me, bool interleaved) const {
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> doing;  // in order of first appearance
+    std::vector<bool> ready(static_cast<std::size_t>(n_), false);
+    for (std::size_t k = ready_pos_; k < ready_.size(); ++k) ready[static_cast<std::size_t>(ready_[k])] = true;
+    for (const Item& it : items_) {
+      if (&it == &me) continue;
+      const std::size_t k = slot_of(it);
+      std::string d;
+      if (!self().started(it)) d = "not started";
+      else if (ready[k] && interleaved) d = "waiting for its turn (interleaved at atomics)";
+      else if (ready[k]) d = "released from barrier " + to_string(last_barrier_) + ", not yet resumed";
+      else if (status_[k] == item_status::running) d = "exited";
+      else {
+        const sync_point at = sync_point_of(it);
+        d = std::string("wait at ") + at.what + " " + to_string(at.where);
+      }
+      auto g = std::find_if(doing.begin(), doing.end(), [&](const auto& e) { return e.first == d; });
+      if (g == doing.end()) g = doing.insert(doing.end(), {d, {}});
+      g->second.push_back(it.local_linear);
+    }
+    std::string others;
+    for (auto& [d, ids] : doing) {
+      const bool one = ids.size() == 1;
+      std::string verb = d;
+      if (d == "not started") verb = one ? "has not started" : "have not started";
+      else if (d.rfind("wait at ", 0) == 0 && one) verb = "waits at " + d.substr(8);
+      else if (d.rfind("released", 0) == 0 || d.rfind("waiting", 0) == 0) verb = (one ? "is " : "are ") + d;
+      others += (others.empty() ? "" : "; ") + std::string(one ? "item " : "items ") + ranges(ids) + " " + verb;
+    }
+    return others.empty() ? "none (it is the group's only work-item)" : others;
   }
 
   /// The running work-item failed; back to the driver.

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
+#include <stdexcept>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -49,15 +51,60 @@ inline bool same_point(const source_location& a, const source_location& b) {
   return a.line == b.line && a.column == b.column && (a.file == b.file || std::strcmp(a.file, b.file) == 0);
 }
 
+/// Malformed KI_* values. A backend reads its variables once, wherever it first needs them (a
+/// default member initialiser of its backend value, which may run before main; a worker
+/// thread); a malformed one is recorded here and the fallback used, and every launch first
+/// calls throw_if_bad_environment on the host, which throws std::invalid_argument naming the
+/// variable, its value and what it takes. (Never thrown where it is read: a backend value built
+/// before main must not end the program.)
+struct env_error {
+  std::string prefix, message;
+};
+inline std::mutex& env_errors_mutex() {
+  static std::mutex m;
+  return m;
+}
+inline std::vector<env_error>& env_errors() {
+  static std::vector<env_error> v;
+  return v;
+}
+/// Records that `name` holds `value`, which is not `expected` ("a positive integer").
+inline void bad_environment(const char* prefix, const char* name, const char* value, const char* expected) {
+  const std::string m = std::string(prefix) + ": environment variable " + name + "='" + value + "' is not " + expected;
+  std::lock_guard lock(env_errors_mutex());
+  auto& v = env_errors();
+  if (std::none_of(v.begin(), v.end(), [&](const env_error& e) { return e.message == m; })) v.push_back({prefix, m});
+}
+/// Throws std::invalid_argument for the malformed values a backend (`prefix`) has read.
+inline void throw_if_bad_environment(const char* prefix) {
+  std::string all;
+  {
+    std::lock_guard lock(env_errors_mutex());
+    for (const env_error& e : env_errors())
+      if (e.prefix == prefix) all += (all.empty() ? "" : "; ") + e.message;
+  }
+  if (!all.empty()) throw std::invalid_argument(all + " (correct it, or unset it for the default)");
+}
+
+/// The unsigned decimal integer in `v` (digits only: no sign, no space), or false (also when it
+/// does not fit 64 bits).
+inline bool parse_unsigned(const char* v, unsigned long long& x) {
+  if (v == nullptr || *v < '0' || *v > '9') return false;
+  char* end = nullptr;
+  errno = 0;
+  x = std::strtoull(v, &end, 10);
+  return *end == '\0' && errno != ERANGE;
+}
+
 /// The positive integer in environment variable `name`, else `fallback` (unset or empty). Any
-/// other value is ignored with a warning on stderr, which starts with `prefix` ("ki::reference").
+/// other value (negative, zero, not a number, beyond 64 bits) is recorded as malformed
+/// (bad_environment, under `prefix`: "ki::reference") and the fallback used.
 inline std::size_t env_size(const char* prefix, const char* name, std::size_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  if (end == v || *end != '\0' || x == 0) {
-    std::fprintf(stderr, "%s: ignoring %s=%s (expected a positive integer)\n", prefix, name, v);
+  unsigned long long x = 0;
+  if (!parse_unsigned(v, x) || x == 0) {
+    bad_environment(prefix, name, v, "a positive integer");
     return fallback;
   }
   return static_cast<std::size_t>(x);

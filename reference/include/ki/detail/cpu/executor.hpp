@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -186,32 +187,47 @@ inline constinit thread_local const group_state* current_group = nullptr;
 /// executor). Never null, so that the inline barrier tests nothing but the site.
 inline constinit thread_local barrier_ring* current_ring = &no_ring;
 
-/// The oracle's spin watch (docs/debugging.md, "Spin-waits"): what the running work-item's
-/// atomic operations saw, so that one polling an atomic without end is reported instead of
-/// hanging (work-items of a group switch only at sync points, so a work-item that waits in a
-/// loop for another one of its group, which has not run yet, would wait forever). Set by the
-/// reference backend while it runs a group (null elsewhere: nothing is watched).
+/// The spin watch (docs/debugging.md, "Spin-waits"): what the running work-item's atomic
+/// operations saw, so that one polling an atomic without end is reported instead of hanging
+/// (the work-items of a group switch only at sync points on the CPU backends, and a KA phase
+/// runs each work-item to its end, so a work-item that waits in a loop for another one of its
+/// group, which has not run yet, would wait forever). Set by a CPU backend's runner while it
+/// runs a group (null elsewhere: nothing is watched).
 ///
 /// An operation is a repeat when the same work-item, with no sync point since (the executor
 /// calls forget() at each one), finds at an address of `seen` the value it found there last;
 /// any other is a change (another value, an address not in `seen`, which then replaces the
 /// oldest entry), which starts the count again. When `repeats` reaches `next_check`, the
-/// executor's `stuck` decides.
+/// runner's `stuck` decides.
+///
+/// Exact (the oracle's KI work-items): every operation is seen. Sampling (simd_cpu, KA
+/// kernels): an atomic operation only counts down watch_countdown, and every sample_period-th
+/// one is seen; a seen one that is a repeat *arms* the watch, which then sees every operation,
+/// exactly, until a change disarms it. So a report needs `limit` repeats in a row seen one by
+/// one, as in exact mode; the fast path of an atomic is a decrement and a branch.
 struct atomic_watch {
   static constexpr std::size_t watched = 4;  ///< addresses polled in turn that count as one spin
+  /// Atomics between samples: odd (and prime), so that a loop of a few operations is sampled at
+  /// each of them in turn, not always at the same one.
+  static constexpr std::int64_t sample_period = 1021;
   struct seen_value {
     const void* p;       ///< null: none
     std::uint64_t bits;  ///< the value there before the last operation on it (its bytes)
   };
-  seen_value seen[watched]{};        ///< the last addresses used
-  std::size_t oldest = 0;            ///< the entry a new address replaces
-  const item_state* item = nullptr;  ///< the work-item that used them
-  std::uint64_t repeats = 0;         ///< operations in a row that saw nothing change
-  std::uint64_t next_check = 0;      ///< `stuck` is called when repeats reaches it
-  std::uint64_t limit = 0;           ///< next_check after a change
-  bool stalled = false;              ///< (the executor's: cleared by a change)
-  /// The executor's part: report the work-item (throws, from inside it), or set next_check
-  /// later.
+  seen_value seen[watched]{};    ///< the last addresses used
+  std::size_t oldest = 0;        ///< the entry a new address replaces
+  std::uintptr_t item = 0;       ///< the work-item that used them (item_of)
+  std::uint64_t repeats = 0;     ///< operations in a row that saw nothing change
+  std::uint64_t next_check = 0;  ///< `stuck` is called when repeats reaches it
+  std::uint64_t limit = 0;       ///< next_check after a change
+  bool stalled = false;          ///< (the runner's: cleared by a change)
+  bool sampling = false;         ///< see above; false: exact
+  bool armed = false;            ///< sampling: every operation is seen until a change
+  /// KA kernels whose runner tracks the running work-item (the oracle): its local linear id
+  /// (the group_state's `current`), else null. KI work-items are told apart by `current`; the
+  /// work-items of a KA phase that is one loop (simd_cpu) are not told apart.
+  const std::int64_t* ka_item = nullptr;
+  /// The runner's part: report the work-item (throws, from inside it), or set next_check later.
   void (*stuck)(void* ctx, const void* p, const char* what, const source_location& where) = nullptr;
   /// Set while the schedule interleaves work-items at atomics (ki::reference::schedule::
   /// interleave_atomics): called before each atomic operation, it lets the other work-items of
@@ -222,38 +238,63 @@ struct atomic_watch {
   void forget() {
     for (auto& e : seen) e.p = nullptr;
   }
-  void changed() {
-    repeats = 1;
-    next_check = limit;
-    stalled = false;
-  }
+  void changed();
 };
 inline constinit thread_local atomic_watch* current_watch = nullptr;
+/// Atomic operations until the watch looks at one (below 0: it looks at the next). A runner
+/// that sets current_watch sets it to 0; with no watch it only counts down (from INT64_MAX).
+inline constinit thread_local std::int64_t watch_countdown = INT64_MAX;
+
+inline void atomic_watch::changed() {
+  repeats = 1;
+  next_check = limit;
+  stalled = false;
+  if (sampling) {
+    armed = false;
+    watch_countdown = sample_period - 1;
+  }
+}
 
 /// Before the atomic operation `what` at `where` on *p: shows the watch the value there. Out of
-/// line: inlined, its body made the atomics of simd_cpu's histograms (which never have a watch)
-/// 13-28% slower (BM_ka_histogram, BM_simd_histogram); out of line it costs the oracle a call.
+/// line: inlined, its body made the atomics of simd_cpu's histograms 13-28% slower
+/// (BM_ka_histogram, BM_simd_histogram).
 template <class T>
-[[gnu::noinline]] void watch_atomic_on(atomic_watch* w, T* p, const char* what, const source_location& where) {
+[[gnu::noinline]] void watch_atomic_on(T* p, const char* what, const source_location& where) {
+  atomic_watch* const w = current_watch;
+  if (w == nullptr) {  // (no runner watches: count down from the top again)
+    watch_countdown = INT64_MAX;
+    return;
+  }
+  watch_countdown = 0;  // (exact or armed: the next operation is seen too)
   if (w->interleave != nullptr) w->interleave(w->ctx);
   const T v = std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
-  if (current != w->item) [[unlikely]] {
-    w->item = current;
+  const std::uintptr_t who = current != nullptr      ? reinterpret_cast<std::uintptr_t>(current)
+                             : w->ka_item != nullptr ? static_cast<std::uintptr_t>(*w->ka_item)
+                                                     : 0;
+  if (who != w->item) [[unlikely]] {
+    w->item = who;
     w->forget();
   }
+  const bool sample = w->sampling && !w->armed;
   atomic_watch::seen_value* const e = w->seen;
   std::size_t k = 0;
   while (k < atomic_watch::watched && e[k].p != p) ++k;
-  if (k == atomic_watch::watched) {  // a new address
-    e[w->oldest] = {p, bits};
-    w->oldest = (w->oldest + 1) % atomic_watch::watched;
+  if (k == atomic_watch::watched || e[k].bits != bits) {  // a change: a new address, or a new value
+    if (k == atomic_watch::watched) {
+      e[w->oldest] = {p, bits};
+      w->oldest = (w->oldest + 1) % atomic_watch::watched;
+    } else {
+      e[k].bits = bits;
+    }
     return w->changed();
   }
-  if (e[k].bits != bits) {
-    e[k].bits = bits;
-    return w->changed();
+  if (sample) [[unlikely]] {  // a sample that repeats: from now on, see every operation
+    w->armed = true;
+    w->repeats = 1;
+    w->next_check = w->limit;
+    return;
   }
   if (++w->repeats < w->next_check) [[likely]]
     return;
@@ -261,8 +302,8 @@ template <class T>
 }
 template <class T>
 [[gnu::always_inline]] inline void watch_atomic(T* p, const char* what, const source_location& where) {
-  if (atomic_watch* w = current_watch; w != nullptr) [[unlikely]]
-    watch_atomic_on(w, p, what, where);
+  if (--watch_countdown < 0) [[unlikely]]
+    watch_atomic_on(p, what, where);
 }
 
 /// The emulated GPU (KI_GPU_EMULATION, ki/detail/gpu/emulated.hpp): 1 (CUDA) or 2 (HIP) while
@@ -352,23 +393,37 @@ inline executor& exec(const char* what, const source_location& where) {
   const source_location where{file, line, 0};
   outside_kernel(what, &where);
 }
+/// An atomic operation on an address that is not a multiple of its type's size: on a GPU a
+/// misaligned address faults (or is not atomic), on the CPU it breaks std::atomic_ref's
+/// precondition. A std::invalid_argument naming the call, its line and the address (the
+/// kernel's report adds the work-item).
+[[noreturn, gnu::cold, gnu::noinline]] inline void misaligned_atomic(const char* what, const char* type,
+                                                                     std::size_t size, const void* p, const char* file,
+                                                                     unsigned line) {
+  char address[32];
+  std::snprintf(address, sizeof address, "%p", p);
+  throw std::invalid_argument(std::string("ki::") + what + " at " + base_name(file) + ":" + std::to_string(line) +
+                              " on " + type + " at address " + address + ", which is not aligned to " +
+                              std::to_string(size) + " bytes (an atomic needs its type's alignment: a GPU faults)");
+}
 /// What every atomic operation checks on a CPU backend before it runs: that it runs in a
-/// kernel, the device's features for its type, and the spin watch.
+/// kernel, the address's alignment, the device's features for its type, and the spin watch.
 template <class T>
 inline void check_atomic(const char* what, const char* type, const source_location& where, T* p) {
   // An atomic is a device function: on the host, outside any kernel, it is refused before it
   // touches memory (a KA kernel's work-items run with ka_running set and no KI work-item).
-  // (The spin watch is for KI work-items only: a KA kernel, current null, skips it.)
   const bool ki_item = current != nullptr;
   if (!ki_item && !ka_running) [[unlikely]]
     atomic_outside_kernel(what, where.file, where.line);
+  if ((reinterpret_cast<std::uintptr_t>(p) & (sizeof(T) - 1)) != 0) [[unlikely]]
+    misaligned_atomic(what, type, sizeof(T), p, where.file, where.line);
   if constexpr (sizeof(T) == 8) {
     if (!current_features.atomics64) [[unlikely]]
       unsupported_atomic(what, type, false, where);
     if (std::is_same_v<T, double> && !current_features.float64) [[unlikely]]
       unsupported_atomic(what, type, true, where);
   }
-  if (ki_item) watch_atomic(p, what, where);
+  watch_atomic(p, what, where);
 }
 
 }  // namespace ki::detail::cpu
