@@ -21,16 +21,8 @@
 
 namespace {
 using Catch::Matchers::ContainsSubstring;
-
-struct ki_ones {
-  void operator()(ki::span<int> out) const { out[ki::get_global_id().x] = 1; }
-};
-struct ka_ones {
-  template <class G>
-  void operator()(G& g, ki::span<int> out) const {
-    g.items([&](auto i) { out[i.global_linear()] = 1; });
-  }
-};
+using ki_test::faults::ka_ones;
+using ki_test::faults::ki_ones;
 
 /// Both layers' launches on b: refused naming `name`='value' (bad), or run correctly.
 template <class B>

@@ -26,19 +26,11 @@
 using ki_test::faults::cpu_backends;
 
 namespace {
+using ki_test::faults::ka_ones;
+using ki_test::faults::ki_ones;
 using i64 = std::int64_t;
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::MessageMatches;
-
-struct ki_ones {
-  void operator()(ki::span<int> out) const { out[ki::get_global_id().x] = 1; }
-};
-struct ka_ones {
-  template <class G>
-  void operator()(G& g, ki::span<int> out) const {
-    g.items([&](auto i) { out[i.global_linear()] = 1; });
-  }
-};
 
 ki::reference::backend delayed() {
   ki::reference::backend b{};
