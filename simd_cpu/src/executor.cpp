@@ -31,6 +31,7 @@
 // faults, with the group, the work-item and the source line.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 #if KI_SIMD_CPU_HAS_OPENMP
 #include <omp.h>
@@ -39,6 +40,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -140,6 +142,46 @@ std::optional<kernel_error> execute_ka(const ki::ka::detail::cpu_launch_desc& d,
   c.spin_limit = runner_detail::resolve_spin_limit(b);
   c.spin_limit_name = runner_detail::spin_limit_name;
   return cpu::run_ka(d, c);
+}
+
+void copy_bytes(const backend& b, void* dst, const void* src, std::size_t bytes) {
+  // Below this a copy is one memmove: the threads' start (a few microseconds) would cost more
+  // than the second core brings, and such a copy is likely in a cache anyway.
+  constexpr std::size_t parallel_from = std::size_t{4} << 20;
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  const bool overlap = d < s + bytes && s < d + bytes;  // (memmove's order matters: one piece)
+  const int threads = resolve_threads(b);
+  const int parts_wanted = threads > 0 ? threads : static_cast<int>(host_threads(b));
+  if (bytes < parallel_from || overlap || parts_wanted <= 1) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  // One part per thread, each a multiple of 4 KiB (whole pages: no two threads write one line).
+  constexpr std::size_t page = 4096;
+  const auto parts = static_cast<std::size_t>(parts_wanted);
+  const std::size_t part = (bytes / parts + page - 1) / page * page;
+  const auto piece = [&](std::size_t k) {
+    const std::size_t begin = k * part;
+    if (begin < bytes) std::memcpy(d + begin, s + begin, std::min(part, bytes - begin));
+  };
+  if (b.scheduler == scheduler::openmp) {
+#if KI_SIMD_CPU_HAS_OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(parts_wanted)
+    for (std::size_t k = 0; k < parts; ++k) piece(k);
+    return;
+#endif
+  }
+  const auto body = [&] {
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, parts, 1),
+        [&](const tbb::blocked_range<std::size_t>& r) {
+          for (std::size_t k = r.begin(); k < r.end(); ++k) piece(k);
+        },
+        tbb::static_partitioner());
+  };
+  if (threads > 1) arena_for(threads).execute(body);
+  else body();
 }
 
 std::int64_t host_threads(const backend& b) {

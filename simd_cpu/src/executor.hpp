@@ -30,5 +30,9 @@ void check_environment(const backend& b);
 std::optional<kernel_error> execute(const launch_desc& d);
 /// A KA launch: the failure of the lowest failing work-group, if any.
 std::optional<kernel_error> execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b);
+/// memmove(dst, src, bytes) on b's threads: a large copy between distinct buffers is split into
+/// one contiguous part per thread (one thread streams about half of what the memory delivers to
+/// all of them); a small or overlapping one is one memmove on the calling thread.
+void copy_bytes(const backend& b, void* dst, const void* src, std::size_t bytes);
 
 }  // namespace ki::simd_cpu::detail

@@ -80,9 +80,9 @@ void* allocate(const backend&, std::size_t bytes) {
 
 void free(void* p) noexcept { std::free(p); }
 
-void copy(const backend&, void* dst, const void* src, std::size_t bytes) {
+void copy(const backend& b, void* dst, const void* src, std::size_t bytes) {
   ki::detail::cpu::host_only("ki::copyto (or ki::to_host)");
-  std::memmove(dst, src, bytes);
+  copy_bytes(b, dst, src, bytes);  // (on b's threads: executor.cpp)
   ++queue().done;
 }
 

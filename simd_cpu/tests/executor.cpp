@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <type_traits>
 #include <typeinfo>
 #include <stdexcept>
@@ -497,4 +498,28 @@ TEST_CASE("simd_cpu: host side", "[simd_cpu]") {
                   std::invalid_argument);
   CHECK_THROWS_AS(ki::launch(B{.sub_group_width = 128}, {.ndrange = 4}, throws_at{}, a, i64{-1}, i64{-1}),
                   std::invalid_argument);
+}
+
+TEST_CASE("simd_cpu: copies of any size, split over the backend's threads, copy every byte once", "[simd_cpu]") {
+  // Large copies run as one part per thread (4 KiB multiples, the last part shorter); small ones
+  // as one memmove. Sizes around both edges, odd ones included, each way and between arrays, on
+  // one thread, two, all cores, and with OpenMP running the parts.
+  std::vector<B> backends{B{.threads = 1}, B{.threads = 2}, B{}, B{.threads = 3}};
+  backends.push_back(B{.threads = 2});
+  backends.back().scheduler = ki::simd_cpu::scheduler::openmp;
+  for (const i64 n : {i64{0}, i64{1}, i64{1000}, (i64{4} << 20) - 1, i64{4} << 20, (i64{9} << 20) + 12345}) {
+    std::vector<unsigned char> host(static_cast<std::size_t>(n)), back(static_cast<std::size_t>(n), 0);
+    for (i64 i = 0; i < n; ++i)
+      host[static_cast<std::size_t>(i)] = static_cast<unsigned char>((i * 131 + i / 4096) % 251);
+    for (const B& b : backends) {
+      INFO("bytes " << n << ", threads " << b.threads);
+      auto dev = ki::zeros<unsigned char>(b, n);
+      ki::copyto(b, dev, host);
+      auto dev2 = ki::zeros<unsigned char>(b, n);
+      ki::copyto(b, dev2, dev);
+      std::fill(back.begin(), back.end(), 0);
+      ki::copyto(b, back, dev2);
+      CHECK(back == host);
+    }
+  }
 }

@@ -35,6 +35,10 @@
 //               histogram per thread
 //   ka_histogram_grid_stride  the same kernel with its loop written as g.grid_stride(n, f), which
 //               the CPU runs strides outermost and work-items innermost (memory in order)
+//   copy        ki::copyto between a host vector and a device array (2^26 floats, each way) on
+//               simd_cpu's threads; baseline: memcpy between the same buffers, one part per thread
+//   vadd_host   the vector add on host vectors passed to the kernel as they are (no copies) and
+//               (vadd_host_copies) with the copies a GPU program makes: a, b in, c out
 //   ka_matmul   the tiled matmul as KA phases on a static 16 x 16 work-group (ki::ka::groupsize):
 //               load both tiles, synchronize, then one phase per k (acc(i) += a(k, y) b(x, k), a
 //               loop over x the compiler vectorises), synchronize; unchecked, the product of
@@ -50,6 +54,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -785,6 +790,115 @@ void BM_ka_matmul(benchmark::State& state) {
   time_matmul(state, launch, c.data());
 }
 
+// --- 7. copies ----------------------------------------------------------------------------
+
+constexpr i64 copy_n = i64{1} << 26;  // floats: 256 MiB each way
+
+/// A host vector and a device array of copy_n floats, the host one holding value(i).
+struct copy_data {
+  static float value(i64 i) { return static_cast<float>(i % 1000003); }
+  std::vector<float> host;
+  ki::array<float, simd_backend> dev;
+};
+copy_data& copies() {
+  static copy_data d = [] {
+    copy_data c;
+    c.host.resize(static_cast<std::size_t>(copy_n));
+    for (i64 i = 0; i < copy_n; ++i) c.host[static_cast<std::size_t>(i)] = copy_data::value(i);
+    c.dev = ki::to_device(simd_backend{}, c.host);  // (every page of both touched once)
+    return c;
+  }();
+  return d;
+}
+
+/// ki::copyto between a host vector and a simd_cpu array: range(0) 0 host to device, 1 device to
+/// host; range(1) threads. Checked: after the copy both hold value(i), every element.
+void BM_simd_copy(benchmark::State& state) {
+  auto& d = copies();
+  const auto b = make_backend<simd_backend>(state.range(1));
+  const bool to_host = state.range(0) == 1;
+  const auto launch = [&] {
+    if (to_host) ki::copyto(b, d.host, d.dev);
+    else ki::copyto(b, d.dev, d.host);
+  };
+  const auto check = [&]() -> std::string {
+    const float* dev = d.dev.data();
+    for (i64 i = 0; i < copy_n; ++i)
+      if (dev[i] != copy_data::value(i) || d.host[static_cast<std::size_t>(i)] != copy_data::value(i))
+        return "the copy differs at element " + std::to_string(i);
+    return "";
+  };
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.SetBytesProcessed(state.iterations() * copy_n * static_cast<i64>(sizeof(float)));
+}
+
+/// The baseline: memcpy between the same buffers, split into one contiguous part per thread.
+void BM_plain_memcpy(benchmark::State& state) {
+  auto& d = copies();
+  const int threads = plain_threads(state, 1);
+  float* dev = d.dev.data();
+  float* host = d.host.data();
+  float* to = state.range(0) == 1 ? host : dev;
+  const float* from = state.range(0) == 1 ? dev : host;
+  const auto run = [&] {
+    split(threads, copy_n,
+          [=](i64 lo, i64 hi) { std::memcpy(to + lo, from + lo, static_cast<std::size_t>(hi - lo) * sizeof(float)); });
+    benchmark::ClobberMemory();
+  };
+  run();
+  for (auto _ : state) run();
+  state.SetBytesProcessed(state.iterations() * copy_n * static_cast<i64>(sizeof(float)));
+}
+
+/// Avoiding the copies on a CPU backend: the vector add on host vectors passed to the kernel as
+/// they are (a CPU backend runs it on their memory), against the same with the copies a GPU
+/// program makes (a and b to device arrays, c back). 2^24 floats; range(0) threads.
+template <bool Copies>
+void BM_simd_vadd_host(benchmark::State& state) {
+  constexpr i64 n = i64{1} << 24;
+  struct data {
+    std::vector<float> a, b, c;
+    ki::array<float, simd_backend> da, db, dc;
+  };
+  static data d = [] {
+    data x;
+    x.a.resize(n);
+    x.b.resize(n);
+    x.c.assign(n, 0.0f);
+    for (i64 i = 0; i < n; ++i) {
+      x.a[static_cast<std::size_t>(i)] = static_cast<float>(i % 1013);
+      x.b[static_cast<std::size_t>(i)] = static_cast<float>(i % 509) - 100.0f;
+    }
+    x.da = ki::to_device(simd_backend{}, x.a);
+    x.db = ki::to_device(simd_backend{}, x.b);
+    x.dc = ki::zeros<float>(simd_backend{}, n);
+    return x;
+  }();
+  const auto b = make_backend<simd_backend>(state.range(0));
+  const auto launch = [&] {
+    if constexpr (Copies) {
+      ki::copyto(b, d.da, d.a);
+      ki::copyto(b, d.db, d.b);
+      ki::launch(b, {.workgroupsize = group_size, .ndrange = n}, vadd{}, d.dc, d.da, d.db);
+      ki::synchronize(b);
+      ki::copyto(b, d.c, d.dc);
+    } else {
+      ki::launch(b, {.workgroupsize = group_size, .ndrange = n}, vadd{}, d.c, d.a, d.b);
+      ki::synchronize(b);
+    }
+  };
+  const auto check = [&]() -> std::string {
+    for (std::size_t i = 0; i < d.c.size(); ++i)
+      if (d.c[i] != d.a[i] + d.b[i]) return "c[" + std::to_string(i) + "] != a[i] + b[i]";
+    return "";
+  };
+  std::fill(d.c.begin(), d.c.end(), 0.0f);
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  state.SetBytesProcessed(state.iterations() * n * 3 * static_cast<i64>(sizeof(float)));
+}
+
 // --- 6. barriers ---------------------------------------------------------------------------
 
 template <class B>
@@ -871,6 +985,10 @@ const bool registered = [] {
   both("BM_plain_matmul", BM_plain_matmul);
   both("BM_ka_matmul", BM_ka_matmul<>);
   both("BM_ka_matmul_unchecked", BM_ka_matmul<true>);
+  both("BM_simd_copy", BM_simd_copy, {{0}, {1}});
+  both("BM_plain_memcpy", BM_plain_memcpy, {{0}, {1}});
+  both("BM_simd_vadd_host", BM_simd_vadd_host<false>);
+  both("BM_simd_vadd_host_copies", BM_simd_vadd_host<true>);
   // One work-group: one thread only.
   benchmark::RegisterBenchmark("BM_simd_barrier", BM_ki_barrier<simd_backend>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_reference_barrier", BM_ki_barrier<ref_backend>)->Unit(benchmark::kMillisecond);
@@ -958,6 +1076,17 @@ class summary_reporter : public summary_reporter_base {
           "items_per_second", 1e-6, "Mitems/s");
       row("  the same with g.grid_stride", suffix, "BM_ka_histogram_grid_stride", "BM_plain_histogram_strided", "",
           "items_per_second", 1e-6, "Mitems/s");
+      row("copy host -> device 2^26 floats", suffix, "BM_simd_copy/0", "BM_plain_memcpy/0", "", "bytes_per_second",
+          1e-9, "GB/s");
+      row("copy device -> host 2^26 floats", suffix, "BM_simd_copy/1", "BM_plain_memcpy/1", "", "bytes_per_second",
+          1e-9, "GB/s");
+      {
+        const auto h = rate("BM_simd_vadd_host" + suffix, "bytes_per_second", 1.0),
+                   c = rate("BM_simd_vadd_host_copies" + suffix, "bytes_per_second", 1.0);
+        if (h && c)
+          print("  %-34s on host vectors %.2fx faster than with the copies to and from device arrays\n",
+                "vadd 2^24, no copies", *h / *c);
+      }
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("KA tiled matmul 1024, 16x16", suffix, "BM_ka_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("  the same, ki::ka::unchecked", suffix, "BM_ka_matmul_unchecked", "BM_plain_matmul", "", "GFLOPS", 1e-9,
