@@ -46,7 +46,7 @@
 //
 // Every benchmark checks its result once before timing it and reports an error instead of a
 // number if it is wrong. Run: ki_bench_simd_cpu --benchmark_repetitions=3 (summary at the end).
-#include "bench_common.hpp"
+#include "simd_cpu_common.hpp"
 
 #include <ki/ka.hpp>
 #include <ki/simd_cpu.hpp>
@@ -65,59 +65,6 @@
 namespace {
 
 using namespace ki_bench;
-using simd_backend = ki::simd_cpu::backend;
-
-int all_cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
-
-/// range(last): threads; 0 means all cores (for a ki backend: its default).
-int plain_threads(const benchmark::State& state, int arg) {
-  const auto t = static_cast<int>(state.range(arg));
-  return t == 0 ? all_cores() : t;
-}
-
-/// Registers fn as `name` twice per argument list: on one thread (last argument 1), timed by
-/// that thread's CPU time, which is what the summary's ratios use (robust when other processes
-/// share the machine), and on all cores (last argument 0), timed by the wall clock.
-template <class F>
-void both(const char* name, F fn, std::vector<std::vector<i64>> arg_lists = {{}}) {
-  for (auto args : arg_lists) {
-    auto one = args, all = args;
-    one.push_back(1);
-    all.push_back(0);
-    benchmark::RegisterBenchmark(name, fn)->Args(one)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(name, fn)->Args(all)->Unit(benchmark::kMillisecond)->UseRealTime();
-  }
-}
-
-/// The backend value for `threads` host threads (0: its default). The reference backend runs
-/// launches on the calling thread (its immediate queue mode), so that its one-thread runs can be
-/// timed by this thread's CPU time like the others.
-template <class B>
-B make_backend(i64 threads) {
-  B b{};
-  b.threads = static_cast<int>(threads);
-  if constexpr (std::is_same_v<B, ref_backend>) b.queue = ki::reference::queue_mode::immediate;
-  return b;
-}
-
-/// Sets the counter `items_per_second` (per CPU or wall second, see both()).
-void items_rate(benchmark::State& state, double items_per_iteration) {
-  state.counters["items_per_second"] =
-      benchmark::Counter(items_per_iteration * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
-}
-
-/// Runs f(begin, end) over [0, n) split into `threads` contiguous parts (the first on this thread).
-template <class F>
-void split(int threads, i64 n, F f) {
-  if (threads <= 1) {
-    f(i64{0}, n);
-    return;
-  }
-  std::vector<std::thread> ts;
-  for (int t = 1; t < threads; ++t) ts.emplace_back(f, n * t / threads, n * (t + 1) / threads);
-  f(i64{0}, n / threads);
-  for (auto& t : ts) t.join();
-}
 
 // --- kernels -------------------------------------------------------------------------------
 
@@ -1087,6 +1034,17 @@ class summary_reporter : public summary_reporter_base {
           print("  %-34s on host vectors %.2fx faster than with the copies to and from device arrays\n",
                 "vadd 2^24, no copies", *h / *c);
       }
+      // STREAM and the real workloads (simd_cpu_workloads.cpp): KA (checked) against OpenMP.
+      for (int k = 0; k < 5; ++k) {
+        static const char* const names[] = {"copy", "mul", "add", "triad", "dot"};
+        const std::string n = "/" + std::to_string(k);
+        row(std::string("STREAM ") + names[k] + " 2^25 doubles (vs OpenMP)", suffix, "BM_ka_stream" + n,
+            "BM_omp_stream" + n, "", "bytes_per_second", 1e-9, "GB/s");
+      }
+      row("hotspot 1024^2 x 10 (vs OpenMP)", suffix, "BM_ka_hotspot", "BM_omp_hotspot", "", "items_per_second", 1e-6,
+          "Mcells/s");
+      row("  the same, ki::ka::unchecked", suffix, "BM_ka_hotspot_unchecked", "BM_omp_hotspot", "", "items_per_second",
+          1e-6, "Mcells/s");
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("KA tiled matmul 1024, 16x16", suffix, "BM_ka_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("  the same, ki::ka::unchecked", suffix, "BM_ka_matmul_unchecked", "BM_plain_matmul", "", "GFLOPS", 1e-9,
