@@ -142,6 +142,11 @@ struct reduce_between_barriers {
   }
 };
 
+// Deliberate undefined behaviour, the fault under test: not instrumented by UBSan
+// (tools/test --sanitize), so that a sanitizer build meets the fault itself (the signal the
+// runtime reports), as a program built without sanitizers does.
+[[gnu::noinline, gnu::no_sanitize("undefined")]] void write_through_null() { *static_cast<volatile int*>(nullptr) = 1; }
+
 /// After `rounds` barriers work-item `odd` does `what`: 0 another barrier, 1 exits, 2 throws,
 /// 3 an out-of-bounds index, 4 a null-pointer write.
 struct misbehave_in_ring {
@@ -153,7 +158,7 @@ struct misbehave_in_ring {
       if (what == 1) return;
       if (what == 2) throw std::runtime_error("boom");
       if (what == 3) out[out.size() + l] = 1;
-      if (what == 4) *static_cast<volatile int*>(nullptr) = 1;
+      if (what == 4) write_through_null();
     }
     if (what != 0 || l != odd) ki::barrier();
     out[ki::get_global_id().x] = 1;
