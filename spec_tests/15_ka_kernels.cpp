@@ -1369,6 +1369,11 @@ TEMPLATE_LIST_TEST_CASE(
   const bool oracle = std::is_same_v<TestType, ki::reference::backend>;
   auto out = ki::zeros<i64>(b, 64);
   for (const int what : {0, 1, 2, 10, 11, 12}) {  // 10-12: the same with a static work-group size
+#if defined(__SANITIZE_ADDRESS__)
+    // (AddressSanitizer cannot follow the recovery from a stack overflow: a siglongjmp out of
+    // the signal handler leaves its shadow of the thread's stack stale.)
+    if (what % 10 == 1) continue;
+#endif
     KI_INFO("misuse " << what);
     if (what < 10) ki::ka::kernel(b, faults{}, 16)({.ndrange = 64, .name = "faults"}, out, what, i64{2}, i64{5});
     else

@@ -228,6 +228,11 @@ TEST_CASE("diagnostics: both CPU backends report the same kind and message (ever
   };
   for (const auto& c : cases)
     for (const i64 who : {i64{0}, i64{5}, i64{33}}) {
+#if defined(__SANITIZE_ADDRESS__)
+      // (AddressSanitizer cannot follow the recovery from a stack overflow: a siglongjmp out of
+      // the signal handler leaves its shadow of the thread's stack stale.)
+      if (c.what == misuse::overflows_stack) continue;
+#endif
       INFO(c.name << ", work-item " << who << " of group 1");
       same_report(c.name, misbehave{}, 3, 64, c.what, i64{1}, who);
       // The oracle's answer is the expected kind (so that the comparison compares errors).
