@@ -18,6 +18,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -25,6 +26,19 @@ namespace ki_bench {
 
 using i64 = std::int64_t;
 using ref_backend = ki::reference::backend;
+
+/// Runs f(begin, end) over [0, n) split into `threads` contiguous parts (the first on this thread).
+template <class F>
+void split(int threads, i64 n, F f) {
+  if (threads <= 1) {
+    f(i64{0}, n);
+    return;
+  }
+  std::vector<std::thread> ts;
+  for (int t = 1; t < threads; ++t) ts.emplace_back(f, n * t / threads, n * (t + 1) / threads);
+  f(i64{0}, n / threads);
+  for (auto& t : ts) t.join();
+}
 
 /// Work-items per work-group.
 inline constexpr i64 group_size = 256;

@@ -79,19 +79,6 @@ arrays& data(i64 n) {
   return *p;
 }
 
-/// Runs f(begin, end) over [0, n) split into `threads` contiguous parts (the first on this thread).
-template <class F>
-void split(int threads, i64 n, F f) {
-  if (threads <= 1) {
-    f(i64{0}, n);
-    return;
-  }
-  std::vector<std::thread> ts;
-  for (int t = 1; t < threads; ++t) ts.emplace_back(f, n * t / threads, n * (t + 1) / threads);
-  f(i64{0}, n / threads);
-  for (auto& t : ts) t.join();
-}
-
 /// The host's reference result for partial_sums: the same tree, in the same order, so a correct
 /// kernel matches it bit for bit.
 std::vector<float> tree_sums(const float* x, i64 n) {

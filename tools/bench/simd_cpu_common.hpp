@@ -56,17 +56,4 @@ inline void items_rate(benchmark::State& state, double items_per_iteration) {
       benchmark::Counter(items_per_iteration * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-/// Runs f(begin, end) over [0, n) split into `threads` contiguous parts (the first on this thread).
-template <class F>
-void split(int threads, i64 n, F f) {
-  if (threads <= 1) {
-    f(i64{0}, n);
-    return;
-  }
-  std::vector<std::thread> ts;
-  for (int t = 1; t < threads; ++t) ts.emplace_back(f, n * t / threads, n * (t + 1) / threads);
-  f(i64{0}, n / threads);
-  for (auto& t : ts) t.join();
-}
-
 }  // namespace ki_bench
