@@ -1045,6 +1045,12 @@ class summary_reporter : public summary_reporter_base {
           "Mcells/s");
       row("  the same, ki::ka::unchecked", suffix, "BM_ka_hotspot_unchecked", "BM_omp_hotspot", "", "items_per_second",
           1e-6, "Mcells/s");
+      // simd_cpu_rodinia.cpp
+      row("srad 2048^2 x 4 (vs OpenMP)", suffix, "BM_ka_srad", "BM_omp_srad", "", "items_per_second", 1e-6,
+          "Mpixels/s");
+      row("kmeans 2^19 x 34, 5 clusters", suffix, "BM_ka_kmeans", "BM_omp_kmeans", "", "items_per_second", 1e-6,
+          "Mpoints/s");
+      row("bfs 2^20 nodes (vs OpenMP)", suffix, "BM_ka_bfs", "BM_omp_bfs", "", "items_per_second", 1e-6, "Mnodes/s");
       row("tiled matmul 1024, 16x16", suffix, "BM_simd_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("KA tiled matmul 1024, 16x16", suffix, "BM_ka_matmul", "BM_plain_matmul", "", "GFLOPS", 1e-9, "GFLOP/s");
       row("  the same, ki::ka::unchecked", suffix, "BM_ka_matmul_unchecked", "BM_plain_matmul", "", "GFLOPS", 1e-9,
