@@ -84,7 +84,7 @@ launch_result execute(const launch_desc& queued) {
   launch_desc d = queued;
   d.rand_check = &seeds;
   cpu::fiber_core::recheck_fault_handlers();  // a test framework may have replaced them since the last launch
-  const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // each bounded by max_num_groups
+  const i64 ngroups = d.groups[0] * d.groups[1] * d.groups[2];  // fits: resolve_geometry checks the total
   const std::uint64_t serial = ++launch_counter;
   const int threads = resolve_threads(*d.b);
   const auto& sched = d.b->schedule;

@@ -103,6 +103,16 @@ geometry resolve_geometry(const dims& numgroups, const dims& workgroupsize, cons
       bad_launch("dimension " + std::to_string(i) + " has " + std::to_string(g.groups[i]) + " work-groups of " +
                  std::to_string(g.items[i]) + " work-items: the number of work-items does not fit std::int64_t");
   }
+  // And all of them together: the runtimes count a launch's work-groups and work-items in one
+  // std::int64_t (max_num_groups bounds each dimension, not their product: simd_cpu's limits do
+  // not keep it below 2^63).
+  std::int64_t total = 1;
+  for (int i = 0; i < 3 && !g.empty; ++i)
+    if (__builtin_mul_overflow(total, g.groups[i] * g.items[i], &total))
+      bad_launch(std::to_string(g.groups[0]) + " x " + std::to_string(g.groups[1]) + " x " +
+                 std::to_string(g.groups[2]) + " work-groups of " + std::to_string(g.items[0]) + " x " +
+                 std::to_string(g.items[1]) + " x " + std::to_string(g.items[2]) +
+                 " work-items: the launch's number of work-items does not fit std::int64_t");
   return g;
 }
 

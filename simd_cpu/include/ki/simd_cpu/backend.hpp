@@ -194,9 +194,10 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
   static bool supports_unified(const B&) { return true; }
   static std::int64_t max_work_group_size(const B&) { return simd_cpu::max_work_group_size; }
   static std::array<std::int64_t, 3> max_work_group_dims(const B&) { return {1024, 1024, 1024}; }
-  static std::array<std::int64_t, 3> max_num_groups(const B&) {
-    return {2147483647, 65535, 65535};  // the group count stays below 2^63
-  }
+  /// The CPU's own limit, not a GPU's (CUDA's 65535 in y and z would refuse sizes OpenCL runs
+  /// on the same CPU): 2^31 - 1 work-groups in each dimension; a launch whose work-items in total
+  /// do not fit std::int64_t is refused at launch (ki/detail/geometry.hpp, ki/ka/kernel.hpp).
+  static std::array<std::int64_t, 3> max_num_groups(const B&) { return {2147483647, 2147483647, 2147483647}; }
   static std::int64_t sub_group_size(const B& b) { return b.sub_group_width; }
   static bool supports_subgroups(const B&) { return true; }
   /// Always linear, for every work-group shape.
