@@ -18,7 +18,7 @@ bool run(const B& backend) {
   for (int i = 0; i < 16; ++i) h[i] = i + 1.0;  // reshape(1.0:16.0, 4, 4)
   auto A = ki::allocate<double>(backend, {4, 4});
   ki::copyto(backend, A, h);
-  ki::launch(backend, {.workgroupsize = {4, 1}, .ndrange = {4, 4}}, fill_diagonal{}, A, 42.0);
+  ki::launch(backend, {.ndrange = {4, 4}, .workgroupsize = {4, 1}}, fill_diagonal{}, A, 42.0);
   const auto r = ki::to_host(backend, A);
 
   bool ok = true;

@@ -22,7 +22,7 @@ bool run(const B& backend) {
   for (auto& v : h) v = static_cast<std::int32_t>((s = s * 1103515245u + 12345u) >> 16) % bins;  // known data
   auto data = ki::to_device(backend, h);
   auto counts = ki::zeros<std::int32_t>(backend, bins);
-  ki::launch(backend, {.workgroupsize = 256, .ndrange = n}, histogram{}, counts, data);
+  ki::launch(backend, {.ndrange = n, .workgroupsize = 256}, histogram{}, counts, data);
   const auto c = ki::to_host(backend, counts);
 
   std::vector<std::int32_t> expected(bins, 0);

@@ -29,7 +29,7 @@ bool run(const B& backend) {
   for (int i = 0; i < n; ++i) h[i] = (i * 7 + i / 3) % bins;
   auto data = ki::to_device(backend, h);
   auto counts = ki::zeros<std::int32_t>(backend, bins);
-  ki::launch(backend, {.workgroupsize = 128, .ndrange = n}, histogram_local{}, counts, data);
+  ki::launch(backend, {.ndrange = n, .workgroupsize = 128}, histogram_local{}, counts, data);
   const auto c = ki::to_host(backend, counts);
 
   std::vector<std::int32_t> expected(bins, 0);

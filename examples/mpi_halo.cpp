@@ -91,7 +91,7 @@ i64 initial(i64 global, i64 cells) {  // a few spikes and a ramp; 0 outside the 
 
 template <ki::backend B>
 void launch_cells(const B& b, ki::array<i64, B>& out, const ki::array<i64, B>& in, i64 first, i64 count) {
-  if (count > 0) ki::launch(b, {.workgroupsize = 64, .ndrange = count}, heat_cells{}, out, in, first, count);
+  if (count > 0) ki::launch(b, {.ndrange = count, .workgroupsize = 64}, heat_cells{}, out, in, first, count);
 }
 
 /// The whole domain on one device: the single-process run the distributed one must equal.

@@ -23,7 +23,7 @@ bool run(const B& backend) {
   std::vector<double> h(16);
   for (int i = 0; i < 16; ++i) h[i] = i + 1.0;
   auto a = ki::to_device(backend, h);
-  ki::launch(backend, {.workgroupsize = 8, .ndrange = 16}, reverse_block{}, a);
+  ki::launch(backend, {.ndrange = 16, .workgroupsize = 8}, reverse_block{}, a);
   const auto r = ki::to_host(backend, a);
 
   std::string shown;

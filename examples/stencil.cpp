@@ -29,7 +29,7 @@ bool run(const B& backend) {
   for (int i = 0; i < n; ++i) hx[i] = (i * i) % 17;
   auto x = ki::to_device(backend, hx);
   auto y = ki::allocate<int>(backend, n);
-  ki::launch(backend, {.workgroupsize = 128, .ndrange = n}, stencil3{}, y, x);
+  ki::launch(backend, {.ndrange = n, .workgroupsize = 128}, stencil3{}, y, x);
   const auto hy = ki::to_host(backend, y);
 
   bool ok = true;

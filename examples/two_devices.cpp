@@ -47,7 +47,7 @@ bool run(const B& b) {
   ki::set_device(b, 0);  // stage 1 on device 0
   auto in = ki::to_device(b, h);
   auto squares = ki::allocate<i64>(b, n);
-  ki::launch(b, {.workgroupsize = 256, .ndrange = n}, square{}, squares, std::as_const(in));
+  ki::launch(b, {.ndrange = n, .workgroupsize = 256}, square{}, squares, std::as_const(in));
   const auto produced = ki::record_event(b);  // captures the copy and the launch above
 
   ki::set_device(b, 1);  // stage 2 on device 1: its own memory, its own queue
@@ -55,7 +55,7 @@ bool run(const B& b) {
   auto mine = ki::allocate<i64>(b, n);
   ki::copyto(b, mine, squares);  // device 0's memory into device 1's, after stage 1
   auto sums = ki::allocate<i64>(b, n / 256);
-  ki::launch(b, {.workgroupsize = 256, .ndrange = n}, block_sum{}, sums, std::as_const(mine), offset);
+  ki::launch(b, {.ndrange = n, .workgroupsize = 256}, block_sum{}, sums, std::as_const(mine), offset);
   const auto result = ki::to_host(b, sums);  // synchronizes device 1's queue
 
   ki::set_device(b, 0);

@@ -302,7 +302,7 @@ TEMPLATE_LIST_TEST_CASE("barrier: padding work-items of an ndrange launch take p
   // and 44 padding items, which run too and must reach the barrier.
   const auto b = ki_test::make<TestType>();
   auto out = ki_test::filled<i64>(b, 384, -1);
-  ki::launch(b, {.workgroupsize = 128, .ndrange = 300}, neighbour_local{}, out);
+  ki::launch(b, {.ndrange = 300, .workgroupsize = 128}, neighbour_local{}, out);
   ki::synchronize(b);
   ki_test::check_all(
       ki_test::read(b, out), [&](i64 i) { return 1000 * (i / 128) + (i % 128 + 1) % 128; }, "neighbour");

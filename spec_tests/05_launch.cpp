@@ -178,13 +178,13 @@ TEMPLATE_LIST_TEST_CASE("launch: ndrange with workgroupsize launches cld(ndrange
   const auto b = ki_test::make<TestType>();
   const auto k = ki::kernel_function(b, probe{});
   // Padding work-items run, and get_global_size is the padded size (probe checks both).
-  expect_geometry(b, k, {.workgroupsize = 32, .ndrange = 100}, {32, 1, 1}, {4, 1, 1});
-  expect_geometry(b, k, {.workgroupsize = 16, .ndrange = 64}, {16, 1, 1}, {4, 1, 1});
-  expect_geometry(b, k, {.workgroupsize = 256, .ndrange = 1}, {256, 1, 1}, {1, 1, 1});
-  expect_geometry(b, k, {.workgroupsize = {4, 3}, .ndrange = {10, 7}}, {4, 3, 1}, {3, 3, 1});
-  expect_geometry(b, k, {.workgroupsize = {2, 4, 3}, .ndrange = {5, 6, 7}}, {2, 4, 3}, {3, 2, 3});
-  expect_geometry(b, k, {.workgroupsize = 8, .ndrange = {20, 3}}, {8, 1, 1}, {3, 3, 1});
-  expect_geometry(b, k, {.workgroupsize = {1, 5}, .ndrange = 9}, {1, 5, 1}, {9, 1, 1});
+  expect_geometry(b, k, {.ndrange = 100, .workgroupsize = 32}, {32, 1, 1}, {4, 1, 1});
+  expect_geometry(b, k, {.ndrange = 64, .workgroupsize = 16}, {16, 1, 1}, {4, 1, 1});
+  expect_geometry(b, k, {.ndrange = 1, .workgroupsize = 256}, {256, 1, 1}, {1, 1, 1});
+  expect_geometry(b, k, {.ndrange = {10, 7}, .workgroupsize = {4, 3}}, {4, 3, 1}, {3, 3, 1});
+  expect_geometry(b, k, {.ndrange = {5, 6, 7}, .workgroupsize = {2, 4, 3}}, {2, 4, 3}, {3, 2, 3});
+  expect_geometry(b, k, {.ndrange = {20, 3}, .workgroupsize = 8}, {8, 1, 1}, {3, 3, 1});
+  expect_geometry(b, k, {.ndrange = 9, .workgroupsize = {1, 5}}, {1, 5, 1}, {9, 1, 1});
 }
 
 TEMPLATE_LIST_TEST_CASE("launch: ndrange alone takes the work-group size from launch_configuration", "[launch]",
@@ -229,8 +229,8 @@ TEMPLATE_LIST_TEST_CASE("launch: a zero anywhere in ndrange or numgroups launche
   expect_nothing_runs(b, {.ndrange = 0});
   expect_nothing_runs(b, {.ndrange = {5, 0}});
   expect_nothing_runs(b, {.ndrange = {3, 4, 0}});
-  expect_nothing_runs(b, {.workgroupsize = 4, .ndrange = 0});
-  expect_nothing_runs(b, {.workgroupsize = {1, 5}, .ndrange = {0, 5}});
+  expect_nothing_runs(b, {.ndrange = 0, .workgroupsize = 4});
+  expect_nothing_runs(b, {.ndrange = {0, 5}, .workgroupsize = {1, 5}});
   expect_nothing_runs(b, {.numgroups = 0});
   expect_nothing_runs(b, {.numgroups = {2, 0, 3}});
   expect_nothing_runs(b, {.numgroups = 0, .workgroupsize = {2, 2}});
@@ -244,17 +244,17 @@ TEMPLATE_LIST_TEST_CASE("launch: invalid geometry throws std::invalid_argument n
   const i64 kmax = ki::max_work_group_size(ki::kernel_function(b, mark{}));
 
   SECTION("ndrange and numgroups together") {
-    expect_rejected(b, {.numgroups = 2, .ndrange = 10}, {"ndrange", "numgroups"});
-    expect_rejected(b, {.numgroups = 2, .workgroupsize = 5, .ndrange = 10}, {"ndrange", "numgroups"});
+    expect_rejected(b, {.ndrange = 10, .numgroups = 2}, {"ndrange", "numgroups"});
+    expect_rejected(b, {.ndrange = 10, .numgroups = 2, .workgroupsize = 5}, {"ndrange", "numgroups"});
   }
   SECTION("non-positive workgroupsize") {
     expect_rejected(b, {.workgroupsize = 0}, {"workgroupsize", "0"});
     expect_rejected(b, {.numgroups = 2, .workgroupsize = {8, -7}}, {"workgroupsize", "-7"});
-    expect_rejected(b, {.workgroupsize = {4, 4, -2}, .ndrange = 16}, {"workgroupsize", "-2"});
+    expect_rejected(b, {.ndrange = 16, .workgroupsize = {4, 4, -2}}, {"workgroupsize", "-2"});
   }
   SECTION("negative ndrange or numgroups") {
     expect_rejected(b, {.ndrange = {10, -5}}, {"ndrange", "-5"});
-    expect_rejected(b, {.workgroupsize = 4, .ndrange = -12345}, {"ndrange", "-12345"});
+    expect_rejected(b, {.ndrange = -12345, .workgroupsize = 4}, {"ndrange", "-12345"});
     expect_rejected(b, {.numgroups = -12345}, {"numgroups", "-12345"});
     expect_rejected(b, {.numgroups = {1, 2, -3}, .workgroupsize = 2}, {"numgroups", "-3"});
   }
@@ -262,22 +262,22 @@ TEMPLATE_LIST_TEST_CASE("launch: invalid geometry throws std::invalid_argument n
     const i64 z = max_dims[2] + 1;
     expect_rejected(b, {.workgroupsize = {1, 1, z}}, {"workgroupsize", std::to_string(z)});
     const i64 x = max_dims[0] + 1;
-    expect_rejected(b, {.workgroupsize = x, .ndrange = x}, {"workgroupsize", std::to_string(x)});
+    expect_rejected(b, {.ndrange = x, .workgroupsize = x}, {"workgroupsize", std::to_string(x)});
   }
   SECTION("workgroupsize beyond max_work_group_size(kernel)") {
     // A shape within max_work_group_dims whose product exceeds the kernel's limit.
     const i64 x = std::min(max_dims[0], kmax), y = kmax / x + 1;
     REQUIRE(y <= max_dims[1]);
     expect_rejected(b, {.workgroupsize = {x, y}}, {"workgroupsize", std::to_string(x * y)});
-    expect_rejected(b, {.workgroupsize = {x, y}, .ndrange = {x, y}}, {std::to_string(x * y)});
+    expect_rejected(b, {.ndrange = {x, y}, .workgroupsize = {x, y}}, {std::to_string(x * y)});
   }
   SECTION("the number of work-items in a dimension overflows int64") {
     const i64 g = int64_max / 2 + 1;  // 2^62 groups of 2
     expect_rejected(b, {.numgroups = g, .workgroupsize = 2}, {std::to_string(g)});
     expect_rejected(b, {.numgroups = {1, g}, .workgroupsize = {1, 2}}, {std::to_string(g)});
     // ndrange rounded up to whole groups: cld(2^63 - 1, 256) * 256 = 2^63.
-    expect_rejected(b, {.workgroupsize = 256, .ndrange = int64_max}, {std::to_string(cld(int64_max, 256))});
-    expect_rejected(b, {.workgroupsize = {1, 1, 2}, .ndrange = {1, 1, int64_max}}, {std::to_string(cld(int64_max, 2))});
+    expect_rejected(b, {.ndrange = int64_max, .workgroupsize = 256}, {std::to_string(cld(int64_max, 256))});
+    expect_rejected(b, {.ndrange = {1, 1, int64_max}, .workgroupsize = {1, 1, 2}}, {std::to_string(cld(int64_max, 2))});
   }
   SECTION("unsigned values beyond int64") {
     const std::uint64_t big = std::uint64_t{1} << 63, max = std::numeric_limits<std::uint64_t>::max();
@@ -410,7 +410,7 @@ TEMPLATE_LIST_TEST_CASE("launch: the one-call ki::launch compiles, launches and 
   const auto b = ki_test::make<TestType>();
   auto hits = ki::zeros<i64>(b, 64);
   auto shape = ki_test::filled<i64>(b, 10, -1);
-  const auto k = ki::launch(b, {.workgroupsize = 16, .ndrange = 64, .name = "probe_kernel"}, probe{}, hits, shape);
+  const auto k = ki::launch(b, {.ndrange = 64, .workgroupsize = 16, .name = "probe_kernel"}, probe{}, hits, shape);
   static_assert(std::is_same_v<std::remove_const_t<decltype(k)>, ki::kernel<TestType, probe>>);
   CHECK(k.name == "probe_kernel");
   ki::synchronize(b);

@@ -140,14 +140,14 @@ void capture_kernel(const B& b, ki::array<std::int64_t, B>& out, const ki::array
     const std::int64_t i = ki::get_global_id().x;
     if (i < out.size()) out[i] = 2 * in[i] + k + n;
   };
-  ki::launch(b, {.workgroupsize = 16, .ndrange = out.size()}, f, std::int64_t{0});
+  ki::launch(b, {.ndrange = out.size(), .workgroupsize = 16}, f, std::int64_t{0});
   // Another array, the same lambda body: what the capture list names is converted as it is.
   const auto g = ki::kernel_function(
       b, KI_LAMBDA_CAPTURE(out2, in)(std::int64_t n) {
         const std::int64_t i = ki::get_global_id().x;
         if (i < out2.size()) out2[i] = 2 * in[i] + k + n;
       });
-  g({.workgroupsize = 16, .ndrange = out2.size()}, std::int64_t{1000});
+  g({.ndrange = out2.size(), .workgroupsize = 16}, std::int64_t{1000});
 }
 }  // namespace ki_spec_memory_user
 
@@ -282,7 +282,7 @@ TEMPLATE_LIST_TEST_CASE("memory: copies are ordered with kernels on the queue", 
   std::vector<i64> back(static_cast<std::size_t>(n), 0);
   // copy, kernel, copy, with no synchronize in between: each sees the previous one's result.
   ki::copyto(b, in, h);
-  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, affine{}, out, in);
+  ki::launch(b, {.ndrange = n, .workgroupsize = 64}, affine{}, out, in);
   ki::copyto(b, back, out);
   ki::synchronize(b);
   for (i64 i = 0; i < n; ++i) CHECK(back[static_cast<std::size_t>(i)] == 3 * (i - 300) + 1);
@@ -320,7 +320,7 @@ TEMPLATE_LIST_TEST_CASE("memory: get_backend of a host array is the reference ba
   CHECK(ki::argconvert(hb, out).data() == out.data());
   CHECK(ki::argconvert(hb, out).size() == n);
   const auto k = ki::kernel_function(hb, affine{});
-  k({.workgroupsize = 32, .ndrange = n}, out, std::as_const(in));
+  k({.ndrange = n, .workgroupsize = 32}, out, std::as_const(in));
   ki::synchronize(hb);
   ki_test::check_all(
       out, [](i64 i) { return 6 * i + 1; }, "host vectors on get_backend(out)");
@@ -333,7 +333,7 @@ TEMPLATE_LIST_TEST_CASE("memory: get_backend of a host array is the reference ba
   static_assert(takes_vectors == !(KI_TEST_BACKEND_CUDA || KI_TEST_BACKEND_HIP));
   if constexpr (takes_vectors) {
     std::vector<i64> out2(static_cast<std::size_t>(n), -1);
-    ki::launch(b, {.workgroupsize = 32, .ndrange = n}, affine{}, out2, std::as_const(in));
+    ki::launch(b, {.ndrange = n, .workgroupsize = 32}, affine{}, out2, std::as_const(in));
     ki::synchronize(b);
     CHECK(out2 == out);
   }
@@ -370,7 +370,7 @@ TEMPLATE_LIST_TEST_CASE("memory: kernels take arrays as spans, const arrays as s
   for (i64 i = 0; i < n; ++i) h[static_cast<std::size_t>(i)] = 2 * i;
   const auto in = ki::to_device(b, h);  // const: becomes span<const i64>
   auto out = ki::allocate<i64>(b, n);
-  ki::launch(b, {.workgroupsize = 32, .ndrange = n}, affine{}, out, in);
+  ki::launch(b, {.ndrange = n, .workgroupsize = 32}, affine{}, out, in);
   ki::synchronize(b);
   ki_test::check_all(
       ki_test::read(b, out), [](i64 i) { return 6 * i + 1; }, "affine");
@@ -378,7 +378,7 @@ TEMPLATE_LIST_TEST_CASE("memory: kernels take arrays as spans, const arrays as s
   // A 3-D array as a 3-D span: (i, j, k) is element i + nx * (j + ny * k).
   auto a = ki_test::filled<i64>(b, {4, 3, 2}, -1);
   auto ext = ki_test::filled<i64>(b, 4, -1);
-  ki::launch(b, {.workgroupsize = {2, 3, 1}, .ndrange = {4, 3, 2}}, cartesian{}, a, ext);
+  ki::launch(b, {.ndrange = {4, 3, 2}, .workgroupsize = {2, 3, 1}}, cartesian{}, a, ext);
   ki::synchronize(b);
   CHECK(ki_test::read(b, ext) == std::vector<i64>{4, 3, 2, 24});
   ki_test::check_all(
@@ -398,7 +398,7 @@ TEMPLATE_LIST_TEST_CASE("memory: a user-defined argconvert found by ADL", "[memo
   CHECK(d.pos.data() == p.pos.data());
   CHECK(d.vel.data() == p.vel.data());
   CHECK(d.dt == 0.5f);
-  ki::launch(b, {.workgroupsize = 32, .ndrange = n}, step{}, p);
+  ki::launch(b, {.ndrange = n, .workgroupsize = 32}, step{}, p);
   ki::synchronize(b);
   ki_test::check_all(
       ki_test::read(b, p.pos), [](i64 i) { return float(2 * i); }, "pos + vel * dt");
@@ -482,8 +482,8 @@ TEMPLATE_LIST_TEST_CASE("memory: a functor holding an array converts through its
     // ... and keeps the host form (with its array) alive, shared by its copies.
     CHECK(k.host_callable != nullptr);
     CHECK(token.use_count() == 1);
-    k({.workgroupsize = 16, .ndrange = n}, i64{5});
-    k({.workgroupsize = 16, .ndrange = n}, i64{5});
+    k({.ndrange = n, .workgroupsize = 16}, i64{5});
+    k({.ndrange = n, .workgroupsize = 16}, i64{5});
     const auto copy = k;
     copy({.ndrange = n}, i64{5});
     CHECK(ramp_conversions == 1);  // launches and copies do not convert it again

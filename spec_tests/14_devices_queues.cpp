@@ -121,14 +121,14 @@ TEMPLATE_LIST_TEST_CASE("queues: wait_event orders work on another device after 
     auto in0 = ki::allocate<i64>(b, n);
     auto out0 = ki::allocate<i64>(b, n);
     ki::copyto(b, in0, h);
-    ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add_kernel{}, out0, std::as_const(in0), i64{10});
+    ki::launch(b, {.ndrange = n, .workgroupsize = 64}, add_kernel{}, out0, std::as_const(in0), i64{10});
     const auto e = ki::record_event(b);  // captures the copy and the launch on device 0
     ki::set_device(b, 1);
     auto in1 = ki::allocate<i64>(b, n);
     auto out1 = ki::allocate<i64>(b, n);
     ki::wait_event(b, e);  // device 1's later work runs after device 0's
     ki::copyto(b, in1, out0);
-    ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add_kernel{}, out1, std::as_const(in1), i64{100});
+    ki::launch(b, {.ndrange = n, .workgroupsize = 64}, add_kernel{}, out1, std::as_const(in1), i64{100});
     std::vector<i64> back(static_cast<std::size_t>(n), 0);
     ki::copyto(b, back, out1);
     ki::synchronize(b);

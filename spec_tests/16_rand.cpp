@@ -99,7 +99,7 @@ struct draw_half {
 template <class B>
 std::vector<u32> run_draws(const B& b, ki::dims nd, ki::dims wg, i64 n, u64 seed, bool use_seed) {
   auto out = ki_test::filled<u32>(b, n * draws, 0u);
-  ki::launch(b, {.workgroupsize = wg, .ndrange = nd}, draw_u32{}, out, seed, use_seed);
+  ki::launch(b, {.ndrange = nd, .workgroupsize = wg}, draw_u32{}, out, seed, use_seed);
   return ki_test::read(b, out);
 }
 
@@ -153,7 +153,7 @@ TEMPLATE_LIST_TEST_CASE("rand: every type is made from the block's words by inte
   auto e = ki_test::filled<i64>(b, n, 0);
   auto f = ki_test::filled<float>(b, n, -1.0f);
   auto g = ki_test::filled<double>(b, n, -1.0);
-  ki::launch(b, {.workgroupsize = 32, .ndrange = n}, draw_types{}, a, c, d, e, f, g, seed);
+  ki::launch(b, {.ndrange = n, .workgroupsize = 32}, draw_types{}, a, c, d, e, f, g, seed);
   const auto ha = ki_test::read(b, a);
   const auto hc = ki_test::read(b, c);
   const auto hd = ki_test::read(b, d);
@@ -185,7 +185,7 @@ TEMPLATE_LIST_TEST_CASE("rand: Float16 from the top 11 bits", "[rand]", ki_test:
   const u64 seed = 31337;
   const i64 n = 512;
   auto out = ki_test::filled<_Float16>(b, 2 * n, _Float16(-1));
-  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, draw_half{}, out, seed);
+  ki::launch(b, {.ndrange = n, .workgroupsize = 64}, draw_half{}, out, seed);
   const auto h = ki_test::read(b, out);
   for (i64 i = 0; i < 2 * n; ++i) {
     KI_INFO("value " << i);
@@ -271,7 +271,7 @@ TEMPLATE_LIST_TEST_CASE("rand: 2^20 floats and the low bits of 2^20 uint32 pass 
   const i64 items = 1 << 14;  // x 64 draws each = 2^20
   auto f = ki_test::filled<float>(b, items * 64, -1.0f);
   auto u = ki_test::filled<u32>(b, items * 64, 0u);
-  ki::launch(b, {.workgroupsize = 256, .ndrange = items}, draw_many{}, f, u, u64{20261202});
+  ki::launch(b, {.ndrange = items, .workgroupsize = 256}, draw_many{}, f, u, u64{20261202});
   const auto hf = ki_test::read(b, f);
   const auto hu = ki_test::read(b, u);
   std::vector<i64> fbins(64, 0), ubins(64, 0);

@@ -111,7 +111,7 @@ TEMPLATE_LIST_TEST_CASE("launch: a required work-group size is the default one, 
   ki::synchronize(b);
   // Another size: rejected, naming both, before anything runs.
   CHECK_THROWS_MATCHES(
-      k({.workgroupsize = {4, 8}, .ndrange = {20, 9}}, out), std::invalid_argument,
+      k({.ndrange = {20, 9}, .workgroupsize = {4, 8}}, out), std::invalid_argument,
       Catch::Matchers::MessageMatches(ContainsSubstring("kernel 'tile' requires work-groups of (8, 4, 1)") &&
                                       ContainsSubstring("this launch has (4, 8, 1)")));
   CHECK_THROWS_MATCHES(k({.numgroups = 1, .workgroupsize = 32}, out), std::invalid_argument,
@@ -128,7 +128,7 @@ TEMPLATE_LIST_TEST_CASE("launch: with_hints gives a kernel hints, and both hints
   auto out = ki_test::filled<i64>(b, 48, 0);
   k({.ndrange = 48}, out);
   for (const i64 v : ki_test::read(b, out)) CHECK(v == 16);
-  CHECK_THROWS_AS(k({.workgroupsize = 8, .ndrange = 48}, out), std::invalid_argument);
+  CHECK_THROWS_AS(k({.ndrange = 48, .workgroupsize = 8}, out), std::invalid_argument);
 
   const auto kb = ki::kernel_function(b, both{});
   CHECK(ki::max_work_group_size(kb) == 16);

@@ -65,7 +65,7 @@ TEMPLATE_LIST_TEST_CASE("memory: a Const argument is read through a const_span (
   auto in = ki::allocate<i64>(b, {n, n});
   ki::copyto(b, in, hin);
   auto out = ki::allocate<i64>(b, {n, n});
-  ki::launch(b, {.workgroupsize = {4, 4}, .ndrange = {n, n}}, transpose{}, out, ki::Const(in), n);
+  ki::launch(b, {.ndrange = {n, n}, .workgroupsize = {4, 4}}, transpose{}, out, ki::Const(in), n);
   const auto t = ki_test::read(b, out);
   for (i64 r = 0; r < n; ++r)
     for (i64 c = 0; c < n; ++c)

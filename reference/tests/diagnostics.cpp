@@ -346,7 +346,7 @@ TEST_CASE("ki::span out of bounds reports the index, the size and the work-item"
   SECTION("linear index") {
     // 1000 work-items in groups of 250 write a[gid + 1]: only gid 999 (group 3, item 249) is out.
     auto a = ki::zeros<i64>(b, 1000);
-    ki::launch(b, {.workgroupsize = 250, .ndrange = 1000}, shifted_write{}, a, i64{1});
+    ki::launch(b, {.ndrange = 1000, .workgroupsize = 250}, shifted_write{}, a, i64{1});
     const auto e = sync_error(b);
     REQUIRE(e);
     CHECK(e->error_kind() == kind::exception);

@@ -128,7 +128,7 @@ std::vector<i64> two_device_pipeline(const ki::reference::backend& b, bool wait,
   auto in0 = ki::allocate<i64>(b, n);
   auto out0 = ki::allocate<i64>(b, n);
   ki::copyto(b, in0, h);
-  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add{}, out0, std::as_const(in0), i64{10});
+  ki::launch(b, {.ndrange = n, .workgroupsize = 64}, add{}, out0, std::as_const(in0), i64{10});
   const auto e = ki::record_event(b);
   if (wait_before_switch) ki::wait_event(b, e);
   ki::set_device(b, 1);
@@ -136,7 +136,7 @@ std::vector<i64> two_device_pipeline(const ki::reference::backend& b, bool wait,
   auto out1 = ki::allocate<i64>(b, n);
   if (wait) ki::wait_event(b, e);
   ki::copyto(b, in1, out0);
-  ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add{}, out1, std::as_const(in1), i64{100});
+  ki::launch(b, {.ndrange = n, .workgroupsize = 64}, add{}, out1, std::as_const(in1), i64{100});
   std::vector<i64> back(static_cast<std::size_t>(n), -1);
   ki::copyto(b, back, out1);
   ki::synchronize(b);
@@ -279,7 +279,7 @@ TEST_CASE("the maxthreads compiler option bounds the kernel's work-group size", 
   CHECK(ki::max_work_group_size(b) == 1024);
   CHECK(ki::launch_configuration(k, 10000).workgroupsize <= 64);
   auto a = ki::allocate<i64>(b, 1000);
-  CHECK_THROWS_AS(k({.workgroupsize = 128, .ndrange = 1000}, a, i64{1}), std::invalid_argument);
+  CHECK_THROWS_AS(k({.ndrange = 1000, .workgroupsize = 128}, a, i64{1}), std::invalid_argument);
   k({.ndrange = 1000}, a, i64{4});  // picks at most 64
   CHECK(ki::to_host(b, a) == std::vector<i64>(1000, 4));
   CHECK_THROWS_WITH(ki::kernel_function(b, fill{}, {.options = {{"maxthreads", 0}}}),

@@ -92,7 +92,7 @@ ki::reference::backend with_order(ki::reference::order o) {
 TEST_CASE("rand oracle: work-items that seed with different values", "[oracle][rand]") {
   const ki::reference::backend b{.threads = 1};
   auto out = ki::allocate<u32>(b, 16);
-  ki::launch(b, {.workgroupsize = 8, .ndrange = 16}, different_seeds{}, out);
+  ki::launch(b, {.ndrange = 16, .workgroupsize = 8}, different_seeds{}, out);
   const auto e = sync_error(b);
   REQUIRE(e);
   CHECK(e->error_kind() == kind::invalid_seed);
@@ -109,7 +109,7 @@ TEST_CASE("rand oracle: work-items that seed with different values", "[oracle][r
 TEST_CASE("rand oracle: work-groups that seed with different values", "[oracle][rand]") {
   const ki::reference::backend b{.threads = 1};
   auto out = ki::allocate<u32>(b, 16);
-  ki::launch(b, {.workgroupsize = 8, .ndrange = 16}, seed_per_group{}, out);
+  ki::launch(b, {.ndrange = 16, .workgroupsize = 8}, seed_per_group{}, out);
   const auto e = sync_error(b);
   REQUIRE(e);
   CHECK(e->error_kind() == kind::invalid_seed);
@@ -122,7 +122,7 @@ TEST_CASE("rand oracle: work-groups that seed with different values", "[oracle][
 TEST_CASE("rand oracle: a work-item that seeds after it drew", "[oracle][rand]") {
   const ki::reference::backend b{.threads = 1};
   auto out = ki::allocate<u32>(b, 8);
-  ki::launch(b, {.workgroupsize = 8, .ndrange = 8}, seed_after_draw{}, out);
+  ki::launch(b, {.ndrange = 8, .workgroupsize = 8}, seed_after_draw{}, out);
   const auto e = sync_error(b);
   REQUIRE(e);
   CHECK(e->error_kind() == kind::invalid_seed);
@@ -136,7 +136,7 @@ TEST_CASE("rand oracle: some work-items seed, others draw unseeded, in either or
   SECTION("the unseeded draw comes first") {
     const auto b = with_order(ki::reference::order::forward);
     auto out = ki::allocate<u32>(b, 8);
-    ki::launch(b, {.workgroupsize = 8, .ndrange = 8}, partly_seeded{0}, out);
+    ki::launch(b, {.ndrange = 8, .workgroupsize = 8}, partly_seeded{0}, out);
     const auto e = sync_error(b);
     REQUIRE(e);
     CHECK(e->error_kind() == kind::invalid_seed);
@@ -149,7 +149,7 @@ TEST_CASE("rand oracle: some work-items seed, others draw unseeded, in either or
   SECTION("the seeds come first") {
     const auto b = with_order(ki::reference::order::reverse);
     auto out = ki::allocate<u32>(b, 8);
-    ki::launch(b, {.workgroupsize = 8, .ndrange = 8}, partly_seeded{0}, out);
+    ki::launch(b, {.ndrange = 8, .workgroupsize = 8}, partly_seeded{0}, out);
     const auto e = sync_error(b);
     REQUIRE(e);
     CHECK(e->error_kind() == kind::invalid_seed);
@@ -166,7 +166,7 @@ TEST_CASE("rand oracle: a launch that keeps the rule runs, in every order, to th
     auto b = with_order(o);
     b.schedule.seed = o == ki::reference::order::random ? 12345 : 0;
     auto out = ki::allocate<u32>(b, 64);
-    ki::launch(b, {.workgroupsize = 16, .ndrange = 32}, well_seeded{}, out);
+    ki::launch(b, {.ndrange = 32, .workgroupsize = 16}, well_seeded{}, out);
     REQUIRE_FALSE(sync_error(b));
     const std::vector<u32> h = ki::to_host(b, out);
     if (first.empty()) first = h;

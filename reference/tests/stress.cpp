@@ -50,7 +50,7 @@ TEST_CASE("many host threads launch, copy and wait for events on two devices at 
         auto a = ki::allocate<i64>(b, n);
         auto c = ki::allocate<i64>(b, n);
         ki::copyto(b, a, h);
-        ki::launch(b, {.workgroupsize = 64, .ndrange = n}, add_with_barrier{}, c, std::as_const(a), i64{r});
+        ki::launch(b, {.ndrange = n, .workgroupsize = 64}, add_with_barrier{}, c, std::as_const(a), i64{r});
         const auto e = ki::record_event(b);
         const int first = ki::device(b);
         ki::set_device(b, 1 - first);

@@ -90,7 +90,7 @@ void BM_ki_vector_add(benchmark::State& state) {
   auto x = ki::ones<float>(b, n_elements);
   auto c = ki::zeros<float>(b, n_elements);
   auto k = ki::kernel_function(b, vector_add{});
-  auto launch = [&] { k({.workgroupsize = 256, .ndrange = n_elements}, c, a, x); };
+  auto launch = [&] { k({.ndrange = n_elements, .workgroupsize = 256}, c, a, x); };
   if (!ki_bench::first_run_ok(state, launch, [&] {
         const auto h = ki::to_host(b, c);
         for (float v : h)
@@ -139,7 +139,7 @@ void BM_ki_reduce(benchmark::State& state) {
   auto x = ki::ones<float>(b, n_elements);
   auto sum = ki::zeros<float>(b, 1);
   auto k = ki::kernel_function(b, ki_reduce{});
-  auto launch = [&] { k({.workgroupsize = 256, .ndrange = n_elements}, x, sum); };
+  auto launch = [&] { k({.ndrange = n_elements, .workgroupsize = 256}, x, sum); };
   if (!ki_bench::first_run_ok(state, launch, [&] {
         const float got = ki::to_host(b, sum)[0];
         return got == static_cast<float>(n_elements) ? std::string() : "reduce: sum " + std::to_string(got);

@@ -293,7 +293,7 @@ void BM_ki_vadd(benchmark::State& state) {
   arrays& d = data(state.range(0));
   const ref_backend b{.threads = static_cast<int>(state.range(1))};
   const auto launch = [&] {
-    ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
+    ki::launch(b, {.ndrange = d.n, .workgroupsize = group_size}, vadd{}, d.c, d.a, d.b);
     ki::synchronize(b);
   };
   const auto check = [&]() -> std::string {

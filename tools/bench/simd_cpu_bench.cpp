@@ -179,7 +179,7 @@ void BM_ki_vadd(benchmark::State& state) {
   auto& d = floats<B>(state.range(0));
   const B b = make_backend<B>(state.range(1));
   const auto launch = [&] {
-    ki::launch(b, {.workgroupsize = group_size, .ndrange = d.n}, vadd{}, d.c, d.a, d.b);
+    ki::launch(b, {.ndrange = d.n, .workgroupsize = group_size}, vadd{}, d.c, d.a, d.b);
     ki::synchronize(b);
   };
   const auto check = [&] { return vadd_wrong(d); };
@@ -393,7 +393,7 @@ void BM_ki_sg_reduce(benchmark::State& state) {
   static int_data<B> d(b);
   const auto launch = [&] {
     d.total.data()[0] = 0;
-    ki::launch(b, {.workgroupsize = group_size, .ndrange = sg_n}, sg_reduce{}, d.total, std::as_const(d.x));
+    ki::launch(b, {.ndrange = sg_n, .workgroupsize = group_size}, sg_reduce{}, d.total, std::as_const(d.x));
     ki::synchronize(b);
   };
   const auto check = [&]() -> std::string {
@@ -454,7 +454,7 @@ void BM_ki_histogram(benchmark::State& state) {
   static byte_data<B> d(b);
   const auto launch = [&] {
     std::fill(d.hist.data(), d.hist.data() + bins, 0u);
-    ki::launch(b, {.workgroupsize = group_size, .ndrange = hist_n}, histogram_local{}, d.hist, std::as_const(d.x));
+    ki::launch(b, {.ndrange = hist_n, .workgroupsize = group_size}, histogram_local{}, d.hist, std::as_const(d.x));
     ki::synchronize(b);
   };
   const auto check = [&]() -> std::string {
@@ -667,7 +667,7 @@ void BM_simd_matmul(benchmark::State& state) {
   auto a = ki::to_device(be, m.a), b = ki::to_device(be, m.b);
   auto c = ki::allocate<float>(be, mat_n * mat_n);
   const auto launch = [&] {
-    ki::launch(be, {.workgroupsize = {tile, tile}, .ndrange = {mat_n, mat_n}}, matmul_tiled{}, c, std::as_const(a),
+    ki::launch(be, {.ndrange = {mat_n, mat_n}, .workgroupsize = {tile, tile}}, matmul_tiled{}, c, std::as_const(a),
                std::as_const(b), mat_n);
     ki::synchronize(be);
   };
@@ -827,11 +827,11 @@ void BM_simd_vadd_host(benchmark::State& state) {
     if constexpr (Copies) {
       ki::copyto(b, d.da, d.a);
       ki::copyto(b, d.db, d.b);
-      ki::launch(b, {.workgroupsize = group_size, .ndrange = n}, vadd{}, d.dc, d.da, d.db);
+      ki::launch(b, {.ndrange = n, .workgroupsize = group_size}, vadd{}, d.dc, d.da, d.db);
       ki::synchronize(b);
       ki::copyto(b, d.c, d.dc);
     } else {
-      ki::launch(b, {.workgroupsize = group_size, .ndrange = n}, vadd{}, d.c, d.a, d.b);
+      ki::launch(b, {.ndrange = n, .workgroupsize = group_size}, vadd{}, d.c, d.a, d.b);
       ki::synchronize(b);
     }
   };

@@ -37,11 +37,13 @@
 
 namespace ki {
 
-/// The launch keywords of calling a kernel.
+/// The launch keywords of calling a kernel. Designated initialisers follow this order, the spec's
+/// (ndrange first), which ki::ka::launch_options shares: {.ndrange = n, .workgroupsize = 64}
+/// is written the same in both layers.
 struct launch_options {
+  dims ndrange{};
   dims numgroups{};
   dims workgroupsize{};
-  dims ndrange{};
   std::int64_t max_work_group_size = std::numeric_limits<std::int64_t>::max();
   /// Backend-specific launch options; a backend throws for names it does not support.
   kwargs options{};
@@ -259,9 +261,9 @@ kernel<B, device_callable_t<B, F>> kernel_function(const B& b, F&& f, const comp
 struct launch_spec {
   /// false: only compile and return the kernel; the launch keywords must then be left empty.
   bool launch = true;
+  dims ndrange{};
   dims numgroups{};
   dims workgroupsize{};
-  dims ndrange{};
   std::int64_t max_work_group_size = std::numeric_limits<std::int64_t>::max();
   /// Passed to kernel_function.
   std::string name{};
@@ -278,10 +280,14 @@ kernel<B, device_callable_t<B, F>> launch(const B& b, const launch_spec& s, F&& 
         s.max_work_group_size != std::numeric_limits<std::int64_t>::max())
       throw std::invalid_argument(
           "ki::launch: launch = false only compiles; the launch keywords "
-          "(numgroups, workgroupsize, ndrange, max_work_group_size) can't be used");
+          "(ndrange, numgroups, workgroupsize, max_work_group_size) can't be used");
     return k;
   }
-  k(launch_options{s.numgroups, s.workgroupsize, s.ndrange, s.max_work_group_size, {}}, std::forward<Args>(args)...);
+  k(launch_options{.ndrange = s.ndrange,
+                   .numgroups = s.numgroups,
+                   .workgroupsize = s.workgroupsize,
+                   .max_work_group_size = s.max_work_group_size},
+    std::forward<Args>(args)...);
   return k;
 }
 
