@@ -810,6 +810,93 @@ TEMPLATE_LIST_TEST_CASE("ka: items(count, f) is the phase of the first count wor
   run(first_items<true>{}, "items(ki::ka::unchecked, count, f)");
 }
 
+namespace ki_spec_ka {
+// A phase over local_ids: each work-item it chooses records that it ran (Unchecked: written
+// g.items(ki::ka::unchecked, ids, f), which must run the same work-items).
+template <bool Unchecked = false>
+struct chosen_items {
+  static constexpr unsigned items_line = __LINE__ + 6;  // the checked form's g.items
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<i64> ran, i64 first, i64 count, i64 stride) const {
+    const auto f = [&](auto i) { ran[i.global_linear()] += 1 + i.local_linear(); };
+    const ki::ka::local_ids ids{.first = first, .count = count, .stride = stride};
+    if constexpr (Unchecked) g.items(ki::ka::unchecked, ids, f);
+    else g.items(ids, f);
+  }
+};
+}  // namespace ki_spec_ka
+
+TEMPLATE_LIST_TEST_CASE("ka: items(local_ids{first, count, stride}, f) is the phase of those work-items", "[ka]",
+                        ki_test::backends) {
+  // The masks of real kernels as ranges: lo <= t <= hi, t > i, the second half, t % p == 0, and
+  // their edges (an empty range, a range past the group, a stride past it), on a 1-D group of 8
+  // over 20 items (the last partial) and a 2-D group of 4 x 3 over 10 x 5 (partial in both).
+  auto b = ki_test::make<TestType>();
+  struct ids {
+    i64 first, count, stride;
+  };
+  const std::vector<ids> cases{{0, INT64_MAX, 1}, {2, 4, 1},  {5, INT64_MAX, 1},   {6, INT64_MAX, 1},
+                               {0, INT64_MAX, 3}, {1, 3, 2},  {7, 1, 1},           {0, 0, 1},
+                               {11, 5, 1},        {12, 9, 1}, {3, INT64_MAX, 100}, {0, 2, 5}};
+  const auto chosen = [](const ids& c, i64 l) {
+    const i64 t = l - c.first;
+    return t >= 0 && t % c.stride == 0 && t / c.stride < c.count;
+  };
+  const auto run = [&](auto kernel, const char* form) {
+    KI_INFO(form);
+    for (const auto& c : cases) {
+      KI_INFO("first " << c.first << ", count " << c.count << ", stride " << c.stride);
+      auto ran = ki::zeros<i64>(b, 20);
+      ki::ka::kernel(b, kernel, 8)({.ndrange = 20}, ran, c.first, c.count, c.stride);
+      ki_test::check_all(
+          ki_test::read(b, ran), [&](i64 k) { return chosen(c, k % 8) ? 1 + k % 8 : 0; }, "1-D");
+      auto ran2 = ki::zeros<i64>(b, 50);
+      ki::ka::kernel(b, kernel, {4, 3})({.ndrange = {10, 5}}, ran2, c.first, c.count, c.stride);
+      ki_test::check_all(
+          ki_test::read(b, ran2),
+          [&](i64 k) {
+            const i64 x = k % 10, y = k / 10, l = x % 4 + 4 * (y % 3);
+            return chosen(c, l) ? 1 + l : 0;
+          },
+          "2-D");
+      // A static size: the CPU backends' constant-length loops.
+      auto ran3 = ki::zeros<i64>(b, 24);
+      ki::ka::kernel(b, kernel, ki::ka::groupsize<4, 3>)({.ndrange = {8, 3}}, ran3, c.first, c.count, c.stride);
+      ki_test::check_all(
+          ki_test::read(b, ran3),
+          [&](i64 k) {
+            const i64 l = k % 8 % 4 + 4 * (k / 8);
+            return chosen(c, l) ? 1 + l : 0;
+          },
+          "2-D static");
+    }
+  };
+  run(chosen_items<false>{}, "items(local_ids, f)");
+  run(chosen_items<true>{}, "items(ki::ka::unchecked, local_ids, f)");
+}
+
+#if KI_KA_TEST_CPU
+TEMPLATE_LIST_TEST_CASE("ka: a bad local_ids is an error naming the value and the phase's line", "[ka]",
+                        ki_test::backends) {
+  // first < 0, count < 0, stride < 1: the CPU backends report the call (a GPU does not check).
+  auto b = ki_test::make<TestType>();
+  const std::string line = "15_ka_kernels.cpp:" + std::to_string(ki_spec_ka::chosen_items<>::items_line);
+  for (const auto& [first, count, stride, why] :
+       std::vector<std::tuple<i64, i64, i64, std::string>>{{-1, 4, 1, "first must be at least 0"},
+                                                           {0, -2, 1, "count must be at least 0"},
+                                                           {0, 4, 0, "stride must be at least 1"}}) {
+    KI_INFO(why);
+    auto ran = ki::zeros<i64>(b, 16);
+    ki::ka::kernel(b, ki_spec_ka::chosen_items<>{}, 8)({.ndrange = 16}, ran, first, count, stride);
+    const std::string msg = ki_test::thrown_message<ki::kernel_error>([&] { ki::synchronize(b); });
+    CHECK_THAT(msg, ki_test::ContainsSubstring(why) &&
+                        ki_test::ContainsSubstring("local_ids{.first = " + std::to_string(first)) &&
+                        ki_test::ContainsSubstring(line));
+    CHECK(ki_test::read(b, ran) == std::vector<i64>(16, 0));
+  }
+}
+#endif
+
 #if KI_KA_TEST_CPU
 namespace ki_spec_ka {
 // An unchecked ranged phase writes @localmem; a checked one then reads one element past it

@@ -25,6 +25,10 @@
 //               ka_matmul_unchecked): every phase written g.items(ki::ka::unchecked, ...): no
 //               bounds check of spans or local memory on simd_cpu, and the phase's loop run as
 //               SIMD lanes (declared free of dependences between work-items)
+//   ka_tree_interleaved_{masked,ids}  the tree with interleaved addressing (at stride s, the
+//               work-items t % 2s == 0 add t + s): each step a masked phase over all 256
+//               work-items, or a phase over ki::ka::local_ids{.stride = 2 s} (a loop over just
+//               those)
 //   ka_vadd     vector add through ki::ka::foreach_index (2^24 floats); ka_vadd_unchecked: the
 //               same with ki::ka::unchecked (no ki::span bounds checks on simd_cpu)
 //   ka_histogram  the local-bin histogram as KA phases (zero, count with local atomics, merge);
@@ -331,11 +335,42 @@ struct ka_partial_sums {
   }
 };
 
-template <class B, bool Unchecked = false>
+/// The tree with interleaved addressing (the first kernel of Harris's "Optimizing Parallel
+/// Reduction in CUDA"): at stride s, the work-items t with t % (2 s) == 0 add element t + s.
+/// Masked: a phase over every work-item with the mask inside (how a GPU kernel is written); Ids:
+/// the same phase as g.items(ki::ka::local_ids{.stride = 2 s}, f), a loop over just those.
+template <bool Ids>
+struct ka_interleaved_sums {
+  template <class G>
+  void operator()(G& g, ki::span<float> out, ki::span<const float> x) const {
+    auto shared = g.template localmem<float, 256>([] {});
+    g.items([&](auto i) { shared[i.local_linear()] = x[i.global_linear()]; });
+    for (i64 s = 1; s < g.groupsize_linear(); s *= 2) {
+      g.synchronize();
+      const auto add = [&](auto i) {
+        const i64 t = i.local_linear();
+        shared[t] += shared[t + s];
+      };
+      if constexpr (Ids) {
+        g.items(ki::ka::local_ids{.stride = 2 * s}, add);
+      } else {
+        g.items([&](auto i) {
+          if (i.local_linear() % (2 * s) == 0) add(i);
+        });
+      }
+    }
+    g.synchronize();
+    g.items(1, [&](auto i) { out[i.group_linear()] = shared[0]; });
+  }
+};
+
+/// Kernel: ka_partial_sums or ka_interleaved_sums (the same sums: the inputs are quarters, whose
+/// sums of 256 are exact in float in any order).
+template <class B, bool Unchecked = false, class Kernel = ka_partial_sums<Unchecked>>
 void BM_ka_tree_reduce(benchmark::State& state) {
   auto& d = floats<B>(reduce_n);
   const B b = make_backend<B>(state.range(0));
-  const ki::ka::kernel k(b, ka_partial_sums<Unchecked>{}, ki::ka::groupsize<group_size>, reduce_n);
+  const ki::ka::kernel k(b, Kernel{}, ki::ka::groupsize<group_size>, reduce_n);
   const auto launch = [&] {
     k(d.sums, d.a);
     ki::synchronize(b);
@@ -918,6 +953,8 @@ const bool registered = [] {
   both("BM_ka_tree_reduce", BM_ka_tree_reduce<simd_backend>);
   both("BM_ka_tree_reduce_unchecked", BM_ka_tree_reduce<simd_backend, true>);
   both("BM_reference_ka_tree_reduce", BM_ka_tree_reduce<ref_backend>);
+  both("BM_ka_tree_interleaved_masked", BM_ka_tree_reduce<simd_backend, false, ka_interleaved_sums<false>>);
+  both("BM_ka_tree_interleaved_ids", BM_ka_tree_reduce<simd_backend, false, ka_interleaved_sums<true>>);
   both("BM_simd_sg_reduce", BM_ki_sg_reduce<simd_backend>);
   both("BM_plain_sg_reduce", BM_plain_sg_reduce);
   both("BM_reference_sg_reduce", BM_ki_sg_reduce<ref_backend>);
@@ -1001,6 +1038,15 @@ class summary_reporter : public summary_reporter_base {
           "bytes_per_second", 1e-9, "GB/s");
       row("  the same, ki::ka::unchecked", suffix, "BM_ka_tree_reduce_unchecked", "BM_plain_tree_reduce", "",
           "bytes_per_second", 1e-9, "GB/s");
+      row("KA tree, interleaved, masked phases", suffix, "BM_ka_tree_interleaved_masked", "BM_plain_tree_reduce", "",
+          "bytes_per_second", 1e-9, "GB/s");
+      row("  the same, phases over local_ids", suffix, "BM_ka_tree_interleaved_ids", "BM_plain_tree_reduce", "",
+          "bytes_per_second", 1e-9, "GB/s");
+      {
+        const auto ids = rate("BM_ka_tree_interleaved_ids" + suffix, "bytes_per_second", 1.0),
+                   masked = rate("BM_ka_tree_interleaved_masked" + suffix, "bytes_per_second", 1.0);
+        if (ids && masked) print("  %-34s local_ids / masked %6.2fx\n", "interleaved tree: phases", *ids / *masked);
+      }
       {
         const auto ka = rate("BM_reference_ka_tree_reduce" + suffix, "bytes_per_second", 1.0),
                    ki_ = rate("BM_reference_tree_reduce" + suffix, "bytes_per_second", 1.0),

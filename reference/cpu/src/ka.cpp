@@ -589,6 +589,16 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
                            "work-item's statements",
                        false, -1, where};
   }
+  [[noreturn]] void bad_ids(i64 first, i64 count, i64 stride, const source_location& where) override {
+    group_where_ = where;
+    const char* why = first < 0   ? "first must be at least 0"
+                      : count < 0 ? "count must be at least 0"
+                                  : "stride must be at least 1";
+    throw item_failure{kernel_error::kind::invalid_collective,
+                       "called g.items(ki::ka::local_ids{.first = " + std::to_string(first) +
+                           ", .count = " + std::to_string(count) + ", .stride = " + std::to_string(stride) +
+                           "}, f) at " + to_string(where) + ": " + why};
+  }
   [[noreturn]] void bound_exceeded(const char* what, i64 bound, i64 size, const source_location& where) override {
     group_where_ = where;
     throw item_failure{kernel_error::kind::invalid_collective,

@@ -35,7 +35,8 @@ class kernel_error : public device_error {
     barrier_mismatch,     ///< work-items wait at different barriers
     cannot_finish,        ///< some items wait at a barrier, the others exited
     resource,             ///< e.g. local memory beyond the device's limit
-    invalid_collective,   ///< a bad width, offset or mask in a sub-group function
+    invalid_collective,   ///< a bad width, offset or mask in a sub-group function; a bad argument
+                          ///< of KA group-level code (a collective's groupsize bound, local_ids)
     collective_mismatch,  ///< participants disagree (function, offset, width, op, init), or
                           ///< sub-groups execute different sequences without independent ones
     data_race,            ///< checked-access mode: two work-items access an element, one writes,

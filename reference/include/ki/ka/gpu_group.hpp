@@ -212,6 +212,18 @@ class gpu_group {
   __device__ void items(unchecked_t, std::int64_t count, F&& f) const {
     items(count, f);
   }
+  /// The work-items of ids (ki/ka/sizes.hpp): one guarded statement. A bad ids is not reported
+  /// here (the CPU backends report it); stride < 1 chooses no work-item.
+  template <class F>
+  __device__ void items(const local_ids& ids, F&& f) const {
+    const std::int64_t t = item_type(*this, l_).local_linear() - ids.first;
+    if (inside_ && t >= 0 && ids.stride > 0 && t % ids.stride == 0 && t / ids.stride < ids.count)
+      f(item_type(*this, l_));
+  }
+  template <class F>
+  __device__ void items(unchecked_t, const local_ids& ids, F&& f) const {
+    items(ids, f);
+  }
 
   /// The grid-stride loop (see basic_cpu_group::grid_stride): f(i, k) for k = the work-item's
   /// global linear index, then every (number of work-items in the ndrange) after it, below n.

@@ -68,6 +68,10 @@ class cpu_services {
   /// throws the error that names both (the runner reports it for the group).
   [[noreturn]] virtual void bound_exceeded(const char* what, std::int64_t bound, std::int64_t size,
                                            const source_location& where) = 0;
+  /// A phase's local_ids (g.items(ids, f) at `where`) with first < 0, count < 0 or stride < 1:
+  /// throws the error that names them.
+  [[noreturn]] virtual void bad_ids(std::int64_t first, std::int64_t count, std::int64_t stride,
+                                    const source_location& where) = 0;
   /// Group-level code (`what`, at `where`) called inside the phase at `phase` (a work-item's
   /// statements): throws the error that names both (the runner reports it for that work-item).
   [[noreturn]] virtual void misplaced(const char* what, const source_location& where, const source_location& phase) = 0;
@@ -298,55 +302,88 @@ class basic_cpu_group {
   /// g.items(step, f) instead of a mask over every work-item); a GPU runs it as the masked form.
   template <class F>
   KI_ALWAYS_INLINE void items(std::int64_t count, F&& f, source_location where = source_location::current()) {
-    ranged_phase<false>(count, f, where);
+    ranged_phase<false>(local_ids{.count = count}, f, where);
   }
   /// The same ranged phase as SIMD lanes on simd_cpu, as items(unchecked, f) (the oracle keeps
   /// every check).
   template <class F>
   KI_ALWAYS_INLINE void items(unchecked_t, std::int64_t count, F&& f,
                               source_location where = source_location::current()) {
-    ranged_phase<!KI_CHECKED_ACCESS>(count, f, where);
+    ranged_phase<!KI_CHECKED_ACCESS>(local_ids{.count = count}, f, where);
+  }
+  /// A phase over the work-items with local linear ids first, first + stride, ... (count of
+  /// them at most; ki/ka/sizes.hpp): what items(f) does under the mask
+  /// `t >= first && (t - first) % stride == 0 && (t - first) / stride < count`, as a loop over
+  /// just those work-items (stride 1: rows of consecutive work-items, vectorised where the
+  /// phase is unchecked).
+  template <class F>
+  KI_ALWAYS_INLINE void items(const local_ids& ids, F&& f, source_location where = source_location::current()) {
+    ranged_phase<false>(ids, f, where);
+  }
+  template <class F>
+  KI_ALWAYS_INLINE void items(unchecked_t, const local_ids& ids, F&& f,
+                              source_location where = source_location::current()) {
+    ranged_phase<!KI_CHECKED_ACCESS>(ids, f, where);
   }
 
  private:
-  /// items(count, f) (Unchecked: the checks off in its plain loops, simd_cpu's).
+  /// items(ids, f) (Unchecked: the checks off in its plain loops, simd_cpu's).
   template <bool Unchecked, class F>
-  KI_ALWAYS_INLINE void ranged_phase(std::int64_t count, F& f, const source_location& where) {
+  KI_ALWAYS_INLINE void ranged_phase(const local_ids& ids, F& f, const source_location& where) {
     not_in_phase("g.items(...)", where);
+    if (ids.first < 0 || ids.count < 0 || ids.stride < 1) [[unlikely]]
+      st_.services->bad_ids(ids.first, ids.count, ids.stride, where);
     std::int64_t x = 0, y = 0, z = 0;
     const auto s = groupsize();
+    // The ids run from first to last (inclusive), `stride` apart: n of them inside the group.
+    const std::int64_t size = s.x * s.y * s.z;
+    const std::int64_t room = ids.first < size ? (size - ids.first - 1) / ids.stride + 1 : 0;
+    const std::int64_t n = ids.count < room ? ids.count : room;
+    if (n == 0) return;
+    const std::int64_t first = ids.first, end = ids.first + (n - 1) * ids.stride + 1;  // (no overflow: <= size)
+    // Row (y, z) of a group of width w: its ids [row, row + w), of which [x0, x1) are chosen.
+    const auto clip = [](std::int64_t v, std::int64_t hi) { return v < 0 ? 0 : v < hi ? v : hi; };
     const phase_mark mark(st_, where);
     try {
-      if constexpr (S::is_static && Unchecked) {  // (checked phases keep the general path: group_state::whole)
-        if (st_.whole) {
-          const checks_off<Unchecked> off;
-          constexpr auto w = S::value;
-          if constexpr (w.y == 1 && w.z == 1) {
-            run_row<Unchecked>(f, x, count < w.x ? count : w.x, 0, 0);
-          } else {
-            for (z = 0; z < w.z; ++z)
-              for (y = 0; y < w.y; ++y) {
-                const std::int64_t row = w.x * (y + w.y * z);  // the local linear id of (0, y, z)
-                run_row<Unchecked>(f, x, count - row < w.x ? count - row : w.x, y, z);
-              }
+      if (ids.stride == 1) {
+        if constexpr (S::is_static && Unchecked) {  // (checked phases keep the general path: group_state::whole)
+          if (st_.whole) {
+            const checks_off<Unchecked> off;
+            constexpr auto w = S::value;
+            if constexpr (w.y == 1 && w.z == 1) {
+              run_row<Unchecked>(f, x, first, end, 0, 0);
+            } else {
+              for (z = 0; z < w.z; ++z)
+                for (y = 0; y < w.y; ++y) {
+                  const std::int64_t row = w.x * (y + w.y * z);  // the local linear id of (0, y, z)
+                  run_row<Unchecked>(f, x, clip(first - row, w.x), clip(end - row, w.x), y, z);
+                }
+            }
+            return;
           }
-          return;
         }
       }
       if (st_.order == nullptr) [[likely]] {
         const auto a = st_.active;
         const checks_off<Unchecked> off;
-        if (s.y == 1 && s.z == 1) {
-          run_row<Unchecked>(f, x, count < a.x ? count : a.x, 0, 0);
+        if (ids.stride == 1) {
+          if (s.y == 1 && s.z == 1) {
+            run_row<Unchecked>(f, x, first, end < a.x ? end : a.x, 0, 0);
+          } else {
+            for (z = 0; z < a.z; ++z)
+              for (y = 0; y < a.y; ++y) {
+                const std::int64_t row = s.x * (y + s.y * z);
+                run_row<Unchecked>(f, x, clip(first - row, a.x), clip(end - row, a.x), y, z);
+              }
+          }
         } else {
-          for (z = 0; z < a.z; ++z)
-            for (y = 0; y < a.y; ++y) {
-              const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
-              run_row<Unchecked>(f, x, count - row < a.x ? count - row : a.x, y, z);
-            }
+          for (std::int64_t t = first; t < end; t += ids.stride) {
+            x = t % s.x, y = t / s.x % s.y, z = t / (s.x * s.y);
+            if (x < a.x && y < a.y && z < a.z) f(item_type(*this, x, y, z));
+          }
         }
       } else {
-        ordered_items(f, count, x, y, z);
+        ordered_items(f, ids, end, x, y, z);
       }
     } catch (...) {
       st_.failure = {{x, y, z}, where, true};
@@ -552,11 +589,17 @@ class basic_cpu_group {
   /// where one writes (except through atomics, which no compiler runs as lanes: ki/atomic.hpp).
   template <bool Lanes, class F>
   KI_ALWAYS_INLINE void run_row(F& f, std::int64_t& x, std::int64_t n, std::int64_t y, std::int64_t z) {
+    run_row<Lanes>(f, x, 0, n, y, z);
+  }
+  /// The same for the work-items (x0, y, z) .. (x1 - 1, y, z).
+  template <bool Lanes, class F>
+  KI_ALWAYS_INLINE void run_row(F& f, std::int64_t& x, std::int64_t x0, std::int64_t x1, std::int64_t y,
+                                std::int64_t z) {
     if constexpr (Lanes) {
       KI_DETAIL_KA_LANES
-      for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
+      for (x = x0; x < x1; ++x) f(item_type(*this, x, y, z));
     } else {
-      for (x = 0; x < n; ++x) f(item_type(*this, x, y, z));
+      for (x = x0; x < x1; ++x) f(item_type(*this, x, y, z));
     }
   }
   /// The oracle's phase (group_state::order): f for the work-items whose local linear id is
@@ -567,14 +610,23 @@ class basic_cpu_group {
   /// plain loops too (the checked KA matmul 4x slower, the unchecked tree 1.6x).
   template <class F>
   KI_ALWAYS_INLINE void ordered_items(F& f, std::int64_t count, std::int64_t& x, std::int64_t& y, std::int64_t& z) {
+    ordered_items(f, local_ids{.count = count}, count, x, y, z);
+  }
+  /// The same for the work-items of `ids` (whose ids end before `end`).
+  template <class F>
+  KI_ALWAYS_INLINE void ordered_items(F& f, const local_ids& ids, std::int64_t end, std::int64_t& x, std::int64_t& y,
+                                      std::int64_t& z) {
     const auto s = groupsize();
+    const auto chosen = [&](std::int64_t l) {
+      return l >= ids.first && l < end && (ids.stride == 1 || (l - ids.first) % ids.stride == 0);
+    };
     if (st_.order_ascending) {
       const auto a = st_.active;
       for (z = 0; z < a.z; ++z)
         for (y = 0; y < a.y; ++y) {
           const std::int64_t row = s.x * (y + s.y * z);  // the local linear id of (0, y, z)
-          const std::int64_t n = count - row < a.x ? count - row : a.x;
-          for (x = 0; x < n; ++x) {
+          for (x = 0; x < a.x; ++x) {
+            if (!chosen(row + x)) continue;
             mark_current(st_, row + x);
             f(item_type(*this, x, y, z));
           }
@@ -584,7 +636,7 @@ class basic_cpu_group {
     const bool one_d = s.y == 1 && s.z == 1;  // (no division per item)
     for (std::int64_t k = 0; k < st_.order_count; ++k) {
       const std::int64_t l = st_.order[k];
-      if (l >= count) continue;
+      if (!chosen(l)) continue;
       if (one_d) x = l;
       else x = l % s.x, y = l / s.x % s.y, z = l / (s.x * s.y);
       mark_current(st_, l);

@@ -48,6 +48,23 @@ struct collective_options {
   bool inclusive = true;
 };
 
+/// g.items(ki::ka::local_ids{...}, f): a phase over the work-items whose local linear id is
+/// first + k * stride for 0 <= k < count (and that are inside the ndrange), in local linear
+/// order. The masked phases real kernels write, as a loop over just those work-items on the CPU
+/// and one guarded statement on a GPU:
+///   if (lo <= t && t <= hi)      local_ids{.first = lo, .count = hi - lo + 1}
+///   if (t > i)                   local_ids{.first = i + 1}
+///   if (t >= n / 2)              local_ids{.first = n / 2}      (the second half)
+///   if (t % p == 0)              local_ids{.stride = p}
+/// g.items(count, f) is local_ids{.count = count}. first >= 0, count >= 0 and stride >= 1, else
+/// the CPU backends report the phase's call as an invalid argument naming the value (a GPU
+/// does not check).
+struct local_ids {
+  std::int64_t first = 0;
+  std::int64_t count = INT64_MAX;  ///< (at most; the group ends first)
+  std::int64_t stride = 1;
+};
+
 /// g.items(ki::ka::unchecked, f), ki::ka::foreach_index(b, space, f, ki::ka::unchecked): a phase
 /// that simd_cpu runs as SIMD lanes: no bounds check of its ki::span and local memory accesses (a
 /// check may throw: a loop with one is not vectorised), and its loop declared free of
