@@ -789,7 +789,7 @@ TEMPLATE_LIST_TEST_CASE("ka: items(count, f) is the phase of the first count wor
   // 1-D groups of 8 over 20 items (the last group partial), and 2-D groups of 4 x 3 over 10 x 5.
   const auto run = [&](auto kernel, const char* form) {
     KI_INFO(form);
-    for (const i64 count : {i64{0}, i64{1}, i64{3}, i64{7}, i64{8}, i64{100}}) {
+    for (const i64 count : {i64{-3}, i64{0}, i64{1}, i64{3}, i64{7}, i64{8}, i64{100}}) {  // (-3: the mask t < -3)
       KI_INFO("count " << count);
       auto ran = ki::zeros<i64>(b, 20);
       ki::ka::kernel(b, kernel, 8)({.ndrange = 20}, ran, count);

@@ -302,14 +302,14 @@ class basic_cpu_group {
   /// g.items(step, f) instead of a mask over every work-item); a GPU runs it as the masked form.
   template <class F>
   KI_ALWAYS_INLINE void items(std::int64_t count, F&& f, source_location where = source_location::current()) {
-    ranged_phase<false>(local_ids{.count = count}, f, where);
+    ranged_phase<false>(local_ids{.count = count < 0 ? 0 : count}, f, where);  // (the mask t < count)
   }
   /// The same ranged phase as SIMD lanes on simd_cpu, as items(unchecked, f) (the oracle keeps
   /// every check).
   template <class F>
   KI_ALWAYS_INLINE void items(unchecked_t, std::int64_t count, F&& f,
                               source_location where = source_location::current()) {
-    ranged_phase<!KI_CHECKED_ACCESS>(local_ids{.count = count}, f, where);
+    ranged_phase<!KI_CHECKED_ACCESS>(local_ids{.count = count < 0 ? 0 : count}, f, where);
   }
   /// A phase over the work-items with local linear ids first, first + stride, ... (count of
   /// them at most; ki/ka/sizes.hpp): what items(f) does under the mask
