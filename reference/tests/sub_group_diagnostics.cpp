@@ -59,7 +59,7 @@ struct add_k {  // an operator with state: the same type, another k, is another 
 /// Records (sub-group id, lane, size) per work-item, then shuffles that read lanes without a
 /// work-item in partial sub-groups, and functions that never do.
 struct unspecified_reads {
-  static constexpr unsigned line_shfl = __LINE__ + 9, line_down = __LINE__ + 10, line_xor = __LINE__ + 11;
+  static constexpr unsigned line_shfl = __LINE__ + 10, line_down = __LINE__ + 11, line_xor = __LINE__ + 12;
   void operator()(ki::span<i64> rec, ki::span<i64> out) const {
     const auto l = ki::get_local_id(), ls = ki::get_local_size();
     const i64 slot = ki::get_group_id().x * ls.x * ls.y + l.x + ls.x * l.y;
@@ -67,13 +67,14 @@ struct unspecified_reads {
     rec[3 * slot + 1] = ki::get_sub_group_local_id();
     rec[3 * slot + 2] = ki::get_sub_group_size();
     const i64 W = ki::get_max_sub_group_size(), v = slot;
-    i64 r = 0;
-    r += ki::shfl(v, W - 1);
-    r += ki::shfl_down(v, 4);
-    r += ki::shfl_xor(v, W / 2, W);
-    r += ki::sub_group_reduce(plus{}, v) + ki::shfl(v, 0) + ki::shfl_up(v, 3) +
-         static_cast<i64>(ki::sub_group_ballot(true));
-    out[slot] = r;
+    // Unsigned: a lane without a work-item gives the oracle's poison, whose sum overflows.
+    std::uint64_t r = 0;
+    r += static_cast<std::uint64_t>(ki::shfl(v, W - 1));
+    r += static_cast<std::uint64_t>(ki::shfl_down(v, 4));
+    r += static_cast<std::uint64_t>(ki::shfl_xor(v, W / 2, W));
+    r += static_cast<std::uint64_t>(ki::sub_group_reduce(plus{}, v)) + static_cast<std::uint64_t>(ki::shfl(v, 0)) +
+         static_cast<std::uint64_t>(ki::shfl_up(v, 3)) + ki::sub_group_ballot(true);
+    out[slot] = static_cast<i64>(r);
   }
 };
 

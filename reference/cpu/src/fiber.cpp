@@ -221,6 +221,11 @@ thread_local fiber_core::fault* tl_fault = nullptr;  // set while run_guarded ru
 thread_local sigjmp_buf* tl_jump = nullptr;
 thread_local const std::vector<stack>* tl_stacks = nullptr;
 thread_local int tl_signal = 0;  // the signal that ended the last guarded run
+#if KI_FIBER_ASAN
+// run_guarded's own stack, where a fault's siglongjmp lands (found once per thread).
+thread_local const void* tl_thread_stack_bottom = nullptr;
+thread_local std::size_t tl_thread_stack_size = 0;
+#endif
 
 // The synchronous signals a work-item's own code can raise, and the handlers found before ours.
 constexpr int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
@@ -243,6 +248,12 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
       for (const stack& s : *tl_stacks)
         if (addr >= s.base && addr < s.base + guard_bytes) tl_fault->stack_overflow = true;
     tl_signal = sig;
+#if KI_FIBER_ASAN
+    // The faulting fiber dies here: the jump to run_guarded's stack is a switch ASan must be
+    // told of (no fake stack to keep), or it goes on taking the fiber's stack for the current
+    // one and reports false errors on the thread's stack afterwards.
+    __sanitizer_start_switch_fiber(nullptr, tl_thread_stack_bottom, tl_thread_stack_size);
+#endif
     siglongjmp(*tl_jump, 1);
   }
   // Not ours: behave as if we were not installed.
@@ -531,6 +542,18 @@ fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
 #if KI_FIBER_TSAN
   impl_->tsan_thread = __tsan_get_current_fiber();
 #endif
+#if KI_FIBER_ASAN
+  if (tl_thread_stack_size == 0) {
+    pthread_attr_t attr;
+    if (::pthread_getattr_np(::pthread_self(), &attr) == 0) {
+      void* bottom = nullptr;
+      std::size_t size = 0;
+      if (::pthread_attr_getstack(&attr, &bottom, &size) == 0)
+        tl_thread_stack_bottom = bottom, tl_thread_stack_size = size;
+      ::pthread_attr_destroy(&attr);
+    }
+  }
+#endif
   // No saved signal mask: saving it costs a sigprocmask system call per work-group. The only
   // change a fault makes to the mask is that the handler's own signal stays blocked after
   // siglongjmp; it was unblocked before (a synchronous fault of a blocked signal kills the
@@ -544,6 +567,9 @@ fiber_core::fault fiber_core::run_guarded(void (*body)(void*), void* arg) {
     ::pthread_sigmask(SIG_UNBLOCK, &fired, nullptr);
 #if KI_FIBER_TSAN
     __tsan_switch_to_fiber(impl_->tsan_thread, 0);  // siglongjmp left a fiber's stack
+#endif
+#if KI_FIBER_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);  // (the switch on_fault began)
 #endif
     abandon_all();
   }

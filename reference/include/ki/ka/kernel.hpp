@@ -60,13 +60,17 @@ template <class B>
 void check_groupsize(const B& b, const dims& size) {
   using traits = backend_traits<B>;
   std::int64_t total = 1;
+  bool overflow = false;  // (a product beyond INT64_MAX is beyond any device's maximum)
   for (int d = 0; d < size.rank(); ++d) {
     if (size.too_large(d) || size[d] < 1)
       bad("workgroupsize " + size.str() + ": each dimension must be at least 1 (dimension " + std::to_string(d) +
           " is " + size.value_str(d) + ")");
-    total *= size[d];
+    overflow = overflow || __builtin_mul_overflow(total, size[d], &total);
   }
   const std::int64_t max = traits::max_work_group_size(b);
+  if (overflow)
+    bad("workgroupsize " + size.str() + " has more than INT64_MAX work-items; the device's max_work_group_size is " +
+        std::to_string(max));
   if (total > max)
     bad("workgroupsize " + size.str() + " has " + std::to_string(total) +
         " work-items; the device's max_work_group_size is " + std::to_string(max));
