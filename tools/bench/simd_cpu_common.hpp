@@ -56,4 +56,13 @@ inline void items_rate(benchmark::State& state, double items_per_iteration) {
       benchmark::Counter(items_per_iteration * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+/// Runs `launch` once and checks it (`check()`: "" or what is wrong, which skips the benchmark
+/// with that message; an exception too), then times it; items_per_second counts `items` per run.
+template <class Launch, class Check>
+void checked_then_timed(benchmark::State& state, Launch launch, Check check, double items) {
+  if (!first_run_ok(state, launch, check)) return;
+  for (auto _ : state) launch();
+  items_rate(state, items);
+}
+
 }  // namespace ki_bench

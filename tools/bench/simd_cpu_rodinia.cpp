@@ -66,9 +66,7 @@ void BM_ka_srad(benchmark::State& state) {
     ki::synchronize(be);
   };
   const auto check = [&] { return d.wrong(f.img.data()); };
-  if (!first_run_ok(state, launch, check)) return;
-  for (auto _ : state) launch();
-  items_rate(state, static_cast<double>(srad_n * srad_n * srad_iterations));
+  checked_then_timed(state, launch, check, static_cast<double>(srad_n * srad_n * srad_iterations));
 }
 
 void BM_omp_srad(benchmark::State& state) {
@@ -90,13 +88,8 @@ void BM_omp_srad(benchmark::State& state) {
     h.run(srad_iterations, srad_lambda, stats, rows);
     benchmark::ClobberMemory();
   };
-  run();
-  if (const std::string w = d.wrong(h.img.data()); !w.empty()) {
-    state.SkipWithError(w.c_str());
-    return;
-  }
-  for (auto _ : state) run();
-  items_rate(state, static_cast<double>(srad_n * srad_n * srad_iterations));
+  checked_then_timed(
+      state, run, [&] { return d.wrong(h.img.data()); }, static_cast<double>(srad_n * srad_n * srad_iterations));
 }
 
 // --- k-means ---------------------------------------------------------------------------------
@@ -137,9 +130,7 @@ void BM_ka_kmeans(benchmark::State& state) {
     ki::synchronize(be);
   };
   const auto check = [&] { return d.wrong(c.membership.data(), c.centres.data()); };
-  if (!first_run_ok(state, launch, check)) return;
-  for (auto _ : state) launch();
-  items_rate(state, static_cast<double>(km_n));
+  checked_then_timed(state, launch, check, static_cast<double>(km_n));
 }
 
 void BM_omp_kmeans(benchmark::State& state) {
@@ -167,13 +158,8 @@ void BM_omp_kmeans(benchmark::State& state) {
     ki_kmeans::centres_from_sums(centres.data(), total, km_k, km_f);
     benchmark::ClobberMemory();
   };
-  run();
-  if (const std::string w = d.wrong(membership.data(), centres.data()); !w.empty()) {
-    state.SkipWithError(w.c_str());
-    return;
-  }
-  for (auto _ : state) run();
-  items_rate(state, static_cast<double>(km_n));
+  checked_then_timed(
+      state, run, [&] { return d.wrong(membership.data(), centres.data()); }, static_cast<double>(km_n));
 }
 
 // --- bfs -------------------------------------------------------------------------------------
@@ -203,9 +189,7 @@ void BM_ka_bfs(benchmark::State& state) {
     ki::synchronize(be);
   };
   const auto check = [&] { return d.wrong(s.cost.data()); };
-  if (!first_run_ok(state, launch, check)) return;
-  for (auto _ : state) launch();
-  items_rate(state, static_cast<double>(bfs_n));
+  checked_then_timed(state, launch, check, static_cast<double>(bfs_n));
 }
 
 void BM_omp_bfs(benchmark::State& state) {
@@ -231,13 +215,8 @@ void BM_omp_bfs(benchmark::State& state) {
     }
     benchmark::ClobberMemory();
   };
-  run();
-  if (const std::string w = d.wrong(cost.data()); !w.empty()) {
-    state.SkipWithError(w.c_str());
-    return;
-  }
-  for (auto _ : state) run();
-  items_rate(state, static_cast<double>(bfs_n));
+  checked_then_timed(
+      state, run, [&] { return d.wrong(cost.data()); }, static_cast<double>(bfs_n));
 }
 
 const bool registered = [] {
