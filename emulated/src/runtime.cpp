@@ -525,6 +525,8 @@ status enqueue_launch(int dialect, stream s, launch_job job) {
     threads *= b[k];
   }
   if (threads > static_cast<std::uint64_t>(i.max_threads_per_block)) return record(status::invalid_configuration);
+  // (CUDA: more dynamic shared memory than a block may have, without the opt-in, is an invalid value)
+  if (job.shared_bytes > i.shared_mem_per_block) return record(status::invalid_value);
   s = resolve(dialect, s);
   if (const status e = sticky_status(s->device); e != status::success) return record(e);
   if (job.name.empty() && !launch_names.empty()) job.name = launch_names.back();
@@ -534,7 +536,8 @@ status enqueue_launch(int dialect, stream s, launch_job job) {
       const ki::reference::backend rb = backend_of(dialect, device);
       auto k = ki::kernel_function(rb, grid_thread{job.run, job.ctx.get()},
                                    ki::compile_options{job.name.empty() ? std::string("kernel") : job.name});
-      ki::launch(k, {job.grid.x, job.grid.y, job.grid.z}, {job.block.x, job.block.y, job.block.z}, std::tuple<>{});
+      ki::launch(k, {job.grid.x, job.grid.y, job.grid.z}, {job.block.x, job.block.y, job.block.z}, std::tuple<>{}, {},
+                 static_cast<std::int64_t>(job.shared_bytes));
       ki::synchronize(rb);
     } catch (const ki::kernel_error& e) {
       runtime& r = runtime::get();

@@ -217,12 +217,12 @@ TEST_CASE("emulated GPU: the error is sticky until the device is reset, and says
 
 TEST_CASE("emulated GPU: a bad launch configuration is the thread's last error, and not sticky", "[emulated]") {
   // kernel<<<1, 2048>>>(...) through the launch seam: more threads than a block may have.
-  ki::emulated::launch(&noop_kernel, dim3{1}, dim3{2048}, nullptr, 1);
+  ki::emulated::launch(&noop_kernel, dim3{1}, dim3{2048}, 0, nullptr, 1);
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
   CHECK(cudaGetLastError() == cudaSuccess);                           // read and cleared
-  ki::emulated::launch(&noop_kernel, dim3{0}, dim3{32}, nullptr, 1);  // an empty grid
+  ki::emulated::launch(&noop_kernel, dim3{0}, dim3{32}, 0, nullptr, 1);  // an empty grid
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
-  ki::emulated::launch(&noop_kernel, dim3{2}, dim3{32}, nullptr, 1);
+  ki::emulated::launch(&noop_kernel, dim3{2}, dim3{32}, 0, nullptr, 1);
   CHECK(cudaGetLastError() == cudaSuccess);
   CHECK(cudaDeviceSynchronize() == cudaSuccess);
 }

@@ -154,6 +154,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     width_log_.clear();
     locals_.clear();
     local_bytes_ = 0;
+    dynamic_taken_ = false;
     arena_.reset();
     if (d.b->device.shared_section_bytes > 0) [[unlikely]]
       take_shared_section(d.b->device);
@@ -302,7 +303,13 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     for (const auto& l : locals_)
       if (l.key == key) return l.p;
     const std::size_t limit = d_->b->device.max_local_memory;
-    if (local_bytes_ + bytes > limit) throw cpu::reporter::local_memory_exceeded(where, bytes, local_bytes_, limit);
+    // The launch's dynamic local memory counts from the group's start, allocated or not.
+    const bool dynamic = key == &cpu::dynamic_local_key;
+    const std::size_t reserved = dynamic || dynamic_taken_ ? 0 : d_->dynamic_local_memory;
+    if (local_bytes_ + reserved + bytes > limit)
+      throw cpu::reporter::local_memory_exceeded(where, bytes, local_bytes_, limit, reserved,
+                                                 dynamic ? "dynamic_localmemory" : "localmemory");
+    dynamic_taken_ = dynamic_taken_ || dynamic;
     std::size_t reused = 0;
     void* p = arena_.alloc(bytes, align, &reused);
     if (!leftovers_) reused = 0;
@@ -340,6 +347,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     local_bytes_ += p.shared_section_bytes;
   }
 
+  void* dynamic_local_memory(std::size_t* bytes, const source_location& where) override {
+    *bytes = d_->dynamic_local_memory;
+    if (*bytes == 0) return nullptr;
+    return local_memory(&cpu::dynamic_local_key, *bytes, cpu::dynamic_local_align, where);
+  }
   const source_location* local_memory_site(const void* p) const override {
     const auto* c = static_cast<const char*>(p);
     for (const auto& l : locals_)
@@ -857,6 +869,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   source_location fast_point_ = no_site;
   std::vector<local_alloc> locals_;
   std::size_t local_bytes_ = 0;
+  bool dynamic_taken_ = false;  // the group has allocated the launch's dynamic local memory
   cpu::local_arena arena_;
   race_detector races_;
   bool same_value_race_ = true;

@@ -375,7 +375,7 @@ std::shared_ptr<pins> pin_arguments(const std::vector<argument_memory>& memory, 
 
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name,
-            bool instrumented, std::vector<argument_memory> memory) {
+            bool instrumented, std::vector<argument_memory> memory, std::size_t dynamic_local_memory) {
   ki::detail::cpu::host_only("ki::launch");
   check_environment(b);
   if (b.memory == memory_model::weak && !instrumented)
@@ -391,9 +391,11 @@ void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std
   auto q = current(b, "launch");
   auto used = pin_arguments(memory, name);
   q->push(
-      [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name), seed, used](queue& self) {
+      [b, groups, items, run_items, ctx = std::move(ctx), name = std::move(name), seed, used,
+       dynamic_local_memory](queue& self) {
         used->check(self);
-        take_result(self, b, execute({groups, items, run_items, ctx.get(), &b, name.c_str(), seed}));
+        take_result(self, b,
+                    execute({groups, items, run_items, ctx.get(), &b, name.c_str(), seed, dynamic_local_memory}));
       },
       b.queue);
 }

@@ -302,6 +302,11 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     charge(locals_.back(), where);
     return locals_.back().p;
   }
+  void* dynamic_local_memory(std::size_t* bytes, const source_location& where) override {
+    *bytes = d_->dynamic_local_memory;
+    if (*bytes == 0) return nullptr;
+    return local_memory(&cpu::dynamic_local_key, *bytes, cpu::dynamic_local_align, where);
+  }
   const source_location* local_memory_site(const void* p) const override {
     const auto* c = static_cast<const char*>(p);
     for (const auto& l : locals_)
@@ -321,11 +326,17 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     source_location where;  // the localmemory call (for out-of-bounds errors)
   };
 
+  /// Counts l towards the group's local memory (the launch's dynamic local memory counts from
+  /// the group's start, allocated or not).
   void charge(local_alloc& l, const source_location& where) {
-    if (group_local_bytes_ + l.bytes > max_local_memory)
-      throw cpu::reporter::local_memory_exceeded(where, l.bytes, group_local_bytes_, max_local_memory);
+    const bool dynamic = l.key == &cpu::dynamic_local_key;
+    const std::size_t reserved = dynamic || dynamic_epoch_ == group_epoch_ ? 0 : d_->dynamic_local_memory;
+    if (group_local_bytes_ + reserved + l.bytes > max_local_memory)
+      throw cpu::reporter::local_memory_exceeded(where, l.bytes, group_local_bytes_, max_local_memory, reserved,
+                                                 dynamic ? "dynamic_localmemory" : "localmemory");
     group_local_bytes_ += l.bytes;
     l.epoch = group_epoch_;
+    if (dynamic) dynamic_epoch_ = group_epoch_;
   }
 
   /// Every participant of (sg, [begin, begin + lanes)) has arrived: check that they agree,
@@ -574,6 +585,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   cpu::spin_judge judge_;
   std::uint64_t group_epoch_ = 0;
   std::size_t group_local_bytes_ = 0;
+  std::uint64_t dynamic_epoch_ = 0;  // the group that last counted the launch's dynamic local memory
   // The first chunk is the memory whose atomics may be plain (cpu::group_private): it holds the
   // local memory of every group this thread runs until a launch's call sites need more (later
   // chunks keep real atomics, which is always correct).

@@ -42,11 +42,11 @@ const char* scheduler_name(scheduler s) { return s == scheduler::openmp ? "openm
 }  // namespace
 
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
-            run_one_fn one, const void* ctx, const std::string& name) {
+            run_one_fn one, const void* ctx, const std::string& name, std::size_t dynamic_local_memory) {
   ki::detail::cpu::host_only("ki::launch");
   check_environment(b);
   const std::uint64_t seed = ki::detail::next_launch_seed(backend_traits<backend>::name);
-  auto error = execute({groups, items, run, one, ctx, &b, name.c_str(), seed});
+  auto error = execute({groups, items, run, one, ctx, &b, name.c_str(), seed, dynamic_local_memory});
   auto& q = queue();
   ++q.done;
   if (error) q.errors.push_back(std::move(*error));

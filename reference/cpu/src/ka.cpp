@@ -496,10 +496,59 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) override {
     for (const auto& l : locals_)
       if (l.key == key) return l.p;
-    if (local_bytes_ + bytes > c_->max_local_memory) {
+    // The launch's dynamic local memory counts from the group's start, whatever it has taken.
+    if (local_bytes_ + dynamic_budget_ + bytes > c_->max_local_memory) {
       group_where_ = where;
-      throw reporter::local_memory_exceeded(where, bytes, local_bytes_, c_->max_local_memory);
+      throw reporter::local_memory_exceeded(where, bytes, local_bytes_, c_->max_local_memory, dynamic_budget_);
     }
+    return allocate_local(key, bytes, align, where);
+  }
+  void* dynamic_local_memory(const void* key, xyz<i64> e, std::size_t size, std::size_t align, const char* type,
+                             const source_location& where) override {
+    const auto fail = [&](kernel_error::kind k, const std::string& why) {
+      group_where_ = where;
+      throw item_failure{k, "called g.localmem<" + std::string(type) + ">(key, " + std::to_string(e.x) + ", " +
+                                std::to_string(e.y) + ", " + std::to_string(e.z) + ") at " + to_string(where) +
+                                ": " + why};
+    };
+    for (const auto& s : dynamic_sites_)
+      if (s.key == key) {
+        if (s.extents.x != e.x || s.extents.y != e.y || s.extents.z != e.z)
+          fail(kernel_error::kind::invalid_collective,
+               "the call site ran earlier in this work-group with extents (" + std::to_string(s.extents.x) + ", " +
+                   std::to_string(s.extents.y) + ", " + std::to_string(s.extents.z) +
+                   "); its memory keeps them (the extents must be values of group-level code, the same each time)");
+        return s.p;
+      }
+    if (e.x < 0 || e.y < 0 || e.z < 0) fail(kernel_error::kind::invalid_collective, "an extent must be at least 0");
+    if (dynamic_sites_.size() == static_cast<std::size_t>(ki::ka::detail::max_dynamic_localmem_sites))
+      fail(kernel_error::kind::invalid_collective,
+           "a kernel may have at most " + std::to_string(ki::ka::detail::max_dynamic_localmem_sites) +
+               " call sites of g.localmem with run-time extents (a GPU thread keeps their places in a table)");
+    // Taken from the launch's bytes as a GPU takes it: in call order, each aligned for its type.
+    const std::size_t offset = (dynamic_used_ + align - 1) / align * align;
+    std::size_t bytes = 0;
+    const bool huge = __builtin_mul_overflow(static_cast<std::size_t>(e.x), static_cast<std::size_t>(e.y), &bytes) ||
+                      __builtin_mul_overflow(bytes, static_cast<std::size_t>(e.z), &bytes) ||
+                      __builtin_mul_overflow(bytes, size, &bytes);
+    if (huge || offset + bytes > dynamic_budget_)
+      fail(kernel_error::kind::resource,
+           "it needs " + (huge ? std::string("more than SIZE_MAX") : std::to_string(bytes)) +
+               " bytes of the launch's dynamic_local_memory = " + std::to_string(dynamic_budget_) + " bytes" +
+               (dynamic_used_ > 0 ? ", of which the group's earlier g.localmem calls take " +
+                                        std::to_string(offset) + " (with alignment)"
+                                  : std::string()) +
+               (huge ? std::string() : ": launch with .dynamic_local_memory = " + std::to_string(offset + bytes)) +
+               (huge || offset + bytes <= c_->max_local_memory ? std::string(" or more")
+                                                               : std::string(", more than the device's ") +
+                                                                     std::to_string(c_->max_local_memory)));
+    dynamic_used_ = offset + bytes;
+    void* p = bytes > 0 ? allocate_local(key, bytes, align, where) : nullptr;
+    dynamic_sites_.push_back({key, e, p});
+    return p;
+  }
+  /// A new allocation of the group's local memory (filled as the configuration says).
+  void* allocate_local(const void* key, std::size_t bytes, std::size_t align, const source_location& where) {
     std::size_t reused = 0;
     void* p = arena_.alloc(bytes, align, &reused);
     if (!c_->leftovers) reused = 0;
@@ -670,6 +719,9 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     privates_.clear();
     group_where_ = {};
     local_bytes_ = 0;
+    dynamic_budget_ = d.dynamic_local_memory;
+    dynamic_used_ = 0;
+    dynamic_sites_.clear();
     if (c_->order == ka_order::forward && !c_->track_items) [[likely]] {
       ki::ka::detail::start_group(st, id, nullptr, 0, false, c_->tracer);
     } else if (c_->order == ka_order::forward) {  // the oracle, forward: each work-item marked
@@ -768,6 +820,15 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   std::vector<local> locals_;
   std::vector<local> privates_;  ///< checked-access mode: the kernel's private memory
   std::size_t local_bytes_ = 0;
+  /// g.localmem<T>(key, extents): the launch's dynamic_local_memory, the bytes the group's calls
+  /// have taken (aligned as on a GPU) and the call sites with their extents and memory.
+  struct dynamic_site {
+    const void* key;
+    xyz<i64> extents;
+    void* p;
+  };
+  std::size_t dynamic_budget_ = 0, dynamic_used_ = 0;
+  std::vector<dynamic_site> dynamic_sites_;
   std::vector<i64> order_;
   source_location group_where_{};  ///< where the group-level code failed, when the runtime knows
 };

@@ -112,10 +112,12 @@ reporter::stuck reporter::stuck_message(const std::vector<stuck_item>& items) co
 }
 
 item_failure reporter::local_memory_exceeded(const source_location& where, std::size_t bytes, std::size_t used,
-                                             std::size_t limit) {
-  return {kernel_error::kind::resource, "localmemory at " + to_string(where) + " needs " + std::to_string(bytes) +
-                                            " bytes; the work-group already uses " + std::to_string(used) +
-                                            " of max_local_memory = " + std::to_string(limit)};
+                                             std::size_t limit, std::size_t dynamic, const char* call) {
+  return {kernel_error::kind::resource,
+          std::string(call) + " at " + to_string(where) + " needs " + std::to_string(bytes) +
+              " bytes; the work-group already uses " + std::to_string(used) +
+              (dynamic > 0 ? " (and the launch's dynamic_local_memory takes " + std::to_string(dynamic) + ")" : "") +
+              " of max_local_memory = " + std::to_string(limit)};
 }
 
 }  // namespace ki::detail::cpu

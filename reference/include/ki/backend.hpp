@@ -44,8 +44,9 @@
 //   static std::int64_t kernel_max_work_group_size(const K&);
 //   static std::int64_t launch_configuration(const K&, std::optional<std::int64_t> nitems,
 //                                            std::int64_t max_work_group_size);
+//   static std::int64_t max_local_memory(const B&);  // bytes per work-group, static + dynamic
 //   static void launch(const K&, std::array<std::int64_t, 3> groups,
-//                      std::array<std::int64_t, 3> items, const kwargs&, DeviceArgs... args);
+//                      std::array<std::int64_t, 3> items, const launch_extras&, DeviceArgs... args);
 //       // queued on the calling thread's queue of the active device
 //   -- optional --
 //   template <class F> static auto native(const K&);   // the kernel object, for ki::native (ki/native.hpp)
@@ -77,6 +78,14 @@ struct kwarg {
   std::any value;
 };
 using kwargs = std::vector<kwarg>;
+
+/// What a launch gives its backend besides the geometry and the arguments.
+struct launch_extras {
+  /// launch_options::dynamic_local_memory: bytes, checked against max_local_memory already.
+  std::int64_t dynamic_local_memory = 0;
+  /// launch_options::options.
+  const kwargs& options;
+};
 
 /// Queue priorities (the spec's priority!(backend, :high | :normal | :low)).
 enum class priority : int { high, normal, low };

@@ -45,6 +45,12 @@ struct launch_options {
   dims numgroups{};
   dims workgroupsize{};
   std::int64_t max_work_group_size = std::numeric_limits<std::int64_t>::max();
+  /// Bytes of local memory sized at this launch, which the kernel reaches with
+  /// ki::dynamic_localmemory<T>() (ki/local_memory.hpp): CUDA's dynamic shared memory, OpenCL's
+  /// __local kernel arguments. Counted with the kernel's localmemory against the device's local
+  /// memory per work-group; more than the device has, or a negative value, is
+  /// std::invalid_argument naming both numbers.
+  std::int64_t dynamic_local_memory = 0;
   /// Backend-specific launch options; a backend throws for names it does not support.
   kwargs options{};
 };
@@ -80,6 +86,15 @@ inline void check_required_size(const launch_hints& h, const std::array<std::int
   };
   bad_launch((name.empty() ? std::string("the kernel") : "kernel '" + name + "'") + " requires work-groups of " +
              str(h.required_size) + " work-items (launch_hints::required_size); this launch has " + str(items));
+}
+/// launch_options::dynamic_local_memory against the device's local memory per work-group
+/// (std::invalid_argument naming both).
+inline void check_dynamic_local_memory(std::int64_t bytes, std::int64_t max_local_memory) {
+  if (bytes < 0)
+    bad_launch("dynamic_local_memory = " + std::to_string(bytes) + " bytes: the size must be at least 0");
+  if (bytes > max_local_memory)
+    bad_launch("dynamic_local_memory = " + std::to_string(bytes) + " bytes exceeds the device's local memory per " +
+               "work-group, max_local_memory = " + std::to_string(max_local_memory) + " bytes");
 }
 }  // namespace detail
 
@@ -221,6 +236,7 @@ class kernel {
                                               return traits::launch_configuration(*this, nitems, bound);
                                             });
     detail::check_required_size(hints, g.items, name);
+    detail::check_dynamic_local_memory(o.dynamic_local_memory, traits::max_local_memory(backend));
     if (g.empty) {
       // Nothing runs, but a count of work-groups the device cannot launch is still an error (the
       // backend validates them at a launch that runs): never a silent empty run of a bad size.
@@ -234,7 +250,7 @@ class kernel {
     }
     const auto launch_converted = [&](auto... c) {
       detail::check_const_args(c...);  // a ki::Const argument aliases no writable one
-      traits::launch(*this, g.groups, g.items, o.options, c...);
+      traits::launch(*this, g.groups, g.items, {o.dynamic_local_memory, o.options}, c...);
     };
     launch_converted(argconvert(backend, std::forward<Args>(args))...);
   }
@@ -265,6 +281,7 @@ struct launch_spec {
   dims numgroups{};
   dims workgroupsize{};
   std::int64_t max_work_group_size = std::numeric_limits<std::int64_t>::max();
+  std::int64_t dynamic_local_memory = 0;
   /// Passed to kernel_function.
   std::string name{};
   kwargs options{};
@@ -277,25 +294,27 @@ kernel<B, device_callable_t<B, F>> launch(const B& b, const launch_spec& s, F&& 
   auto k = kernel_function(b, std::forward<F>(f), compile_options{s.name, s.options});
   if (!s.launch) {
     if (s.numgroups.given() || s.workgroupsize.given() || s.ndrange.given() ||
-        s.max_work_group_size != std::numeric_limits<std::int64_t>::max())
+        s.max_work_group_size != std::numeric_limits<std::int64_t>::max() || s.dynamic_local_memory != 0)
       throw std::invalid_argument(
           "ki::launch: launch = false only compiles; the launch keywords "
-          "(ndrange, numgroups, workgroupsize, max_work_group_size) can't be used");
+          "(ndrange, numgroups, workgroupsize, max_work_group_size, dynamic_local_memory) can't be used");
     return k;
   }
   k(launch_options{.ndrange = s.ndrange,
                    .numgroups = s.numgroups,
                    .workgroupsize = s.workgroupsize,
-                   .max_work_group_size = s.max_work_group_size},
+                   .max_work_group_size = s.max_work_group_size,
+                   .dynamic_local_memory = s.dynamic_local_memory},
     std::forward<Args>(args)...);
   return k;
 }
 
 /// The lower-level launch: exactly groups x items, no geometry rules beyond the spec's
-/// preconditions (checked: positive, within the limits, no int64 overflow).
+/// preconditions (checked: positive, within the limits, no int64 overflow). dynamic_local_memory:
+/// as launch_options::dynamic_local_memory.
 template <backend B, class F, class... Args>
 void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-            std::tuple<Args...> args, const kwargs& options = {}) {
+            std::tuple<Args...> args, const kwargs& options = {}, std::int64_t dynamic_local_memory = 0) {
   using traits = backend_traits<B>;
   for (int i = 0; i < 3; ++i) {
     if (groups[i] <= 0)
@@ -307,9 +326,10 @@ void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::arra
   }
   detail::check_group_size(items, "items", detail::kernel_limit(k), traits::max_work_group_dims(k.backend));
   detail::check_required_size(k.hints, items, k.name);
+  detail::check_dynamic_local_memory(dynamic_local_memory, traits::max_local_memory(k.backend));
   const auto launch_converted = [&](auto... c) {
     detail::check_const_args(c...);
-    traits::launch(k, groups, items, options, c...);
+    traits::launch(k, groups, items, {dynamic_local_memory, options}, c...);
   };
   std::apply([&](auto&... a) { launch_converted(argconvert(k.backend, a)...); }, args);
 }

@@ -163,6 +163,132 @@ KI_DEVICE inline local_array<T, Dims...> localmemory(Key, source_location where 
 #endif
 }
 
+// --- Local memory sized at launch ---
+//
+// launch_options::dynamic_local_memory gives a launch `bytes` of local memory per work-group
+// (CUDA's dynamic shared memory, OpenCL's __local kernel arguments); the kernel reaches it with
+// dynamic_localmemory<T>(). Every call, in every function, returns the same memory (as CUDA's
+// extern __shared__ arrays all start at one address): a kernel that needs several arrays cuts
+// them from it with the second form, at byte offsets it chooses. It is uninitialised (the
+// reference backend poisons it), lives until the group finishes, and counts with the kernel's
+// localmemory against the device's local memory per work-group (on the CPU backends a group that
+// goes beyond is a kernel_error, kind resource; more than the device has at all is refused at
+// launch). Aligned to 16 bytes.
+
+namespace detail {
+inline constexpr std::int64_t dynamic_local_align = 16;
+#if KI_GPU_CODE
+/// What the dynamic shared memory is declared as (its alignment).
+struct alignas(dynamic_local_align) dynamic_local_unit {
+  unsigned char b[dynamic_local_align];
+};
+#if !KI_GPU_EMULATION
+/// The launch's dynamic_local_memory in bytes, which every kernel entry writes in every thread
+/// before the kernel runs (ki/offload/launch.hpp): 4 bytes of shared memory per block.
+__device__ inline std::uint32_t& dynamic_local_bytes() {
+  KI_GPU_SHARED(std::uint32_t, bytes);
+  return bytes;
+}
+#endif
+/// The block's dynamic shared memory and (bytes not null) its size.
+__device__ inline unsigned char* dynamic_local_base(std::int64_t* bytes, const source_location& where) {
+#if KI_GPU_EMULATION
+  std::size_t n = 0;
+  void* p = gpu::emu::dynamic_shared_memory(&n, where);
+  if (bytes != nullptr) *bytes = static_cast<std::int64_t>(n);
+  return static_cast<unsigned char*>(p);
+#else
+  (void)where;
+  extern __shared__ dynamic_local_unit ki_dynamic_local[];  // (every extern __shared__ array starts at the same address)
+  if (bytes != nullptr) *bytes = dynamic_local_bytes();
+  return reinterpret_cast<unsigned char*>(ki_dynamic_local);
+#endif
+}
+#endif
+#if !KI_GPU_PASS
+/// dynamic_localmemory's part (byte offset, extents) that does not fit the launch's `bytes`, or
+/// is misaligned for T: ki::out_of_bounds at `where` naming the numbers.
+[[noreturn, gnu::noinline, gnu::cold]] inline void bad_dynamic_part(const char* type, std::size_t size,
+                                                                   std::size_t align, std::int64_t offset,
+                                                                   xyz<std::int64_t> e, std::int64_t bytes,
+                                                                   const source_location& where) {
+  std::string call = std::string("dynamic_localmemory<") + type + ">(" + std::to_string(offset) + ", {" +
+                     std::to_string(e.x) + ", " + std::to_string(e.y) + ", " + std::to_string(e.z) + "})";
+  std::string why;
+  if (offset < 0 || e.x < 0 || e.y < 0 || e.z < 0) why = "the offset and the extents must be at least 0";
+  else if (offset % static_cast<std::int64_t>(align) != 0)
+    why = "the offset is not a multiple of the element's alignment, " + std::to_string(align);
+  else {
+    std::int64_t n = 0;
+    const bool huge = __builtin_mul_overflow(e.x, e.y, &n) || __builtin_mul_overflow(n, e.z, &n);
+    why = "its " + (huge ? std::string("more than INT64_MAX") : std::to_string(n)) + " elements of " +
+          std::to_string(size) + " bytes from byte " + std::to_string(offset) + " do not fit";
+  }
+  throw out_of_bounds(call + (where.line != 0 ? " at " + location_string(where) : "") + ": " + why +
+                          "; the launch's dynamic_local_memory is " + std::to_string(bytes) + " bytes",
+                      where);
+}
+#endif
+}  // namespace detail
+
+/// The launch's local memory sized at launch, as bytes / sizeof(T) elements of T (0 where the
+/// launch gave none).
+template <class T>
+KI_DEVICE inline span<T> dynamic_localmemory(source_location where = source_location::current()) {
+  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                "dynamic_localmemory<T>: T must be trivially constructible and destructible (it is uninitialised "
+                "memory)");
+  static_assert(alignof(T) <= detail::dynamic_local_align, "dynamic_localmemory<T>: T is aligned to more than 16");
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    std::int64_t bytes = 0;
+    unsigned char* p = detail::dynamic_local_base(&bytes, where);
+    return span<T>(reinterpret_cast<T*>(p), bytes / static_cast<std::int64_t>(sizeof(T)));
+  }
+#endif
+#if !KI_GPU_PASS
+  std::size_t bytes = 0;
+  void* p = detail::cpu::exec("dynamic_localmemory", where).dynamic_local_memory(&bytes, where);
+  return span<T>(static_cast<T*>(p), static_cast<std::int64_t>(bytes / sizeof(T)));
+#endif
+}
+
+/// A part of it: extents (x fastest) elements of T from byte `offset` (a multiple of
+/// alignof(T)). The CPU backends check that the part lies inside the launch's bytes
+/// (ki::out_of_bounds naming the numbers); GPUs do not.
+template <class T>
+KI_DEVICE inline span<T> dynamic_localmemory(std::int64_t offset, xyz<std::int64_t> extents,
+                                             source_location where = source_location::current()) {
+  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                "dynamic_localmemory<T>: T must be trivially constructible and destructible (it is uninitialised "
+                "memory)");
+  static_assert(alignof(T) <= detail::dynamic_local_align, "dynamic_localmemory<T>: T is aligned to more than 16");
+#if KI_GPU_CODE
+  KI_GPU_BRANCH {
+    std::int64_t bytes = 0;
+    unsigned char* p = detail::dynamic_local_base(&bytes, where);
+    return span<T>(reinterpret_cast<T*>(p + offset), extents);
+  }
+#endif
+#if !KI_GPU_PASS
+  std::size_t have = 0;
+  auto* p = static_cast<unsigned char*>(
+      detail::cpu::exec("dynamic_localmemory", where).dynamic_local_memory(&have, where));
+  const auto bytes = static_cast<std::int64_t>(have), size = static_cast<std::int64_t>(sizeof(T));
+  // The part fits when each extent is at least 0 and offset + count * size <= bytes, computed
+  // without overflow (bytes is at most the device's local memory).
+  bool fits = offset >= 0 && offset <= bytes && offset % static_cast<std::int64_t>(alignof(T)) == 0 &&
+              extents.x >= 0 && extents.y >= 0 && extents.z >= 0;
+  if (fits) {
+    std::int64_t n = 0;
+    fits = !__builtin_mul_overflow(extents.x, extents.y, &n) && !__builtin_mul_overflow(n, extents.z, &n) &&
+           n <= (bytes - offset) / size;
+  }
+  if (!fits) detail::bad_dynamic_part(detail::type_name<T>(), sizeof(T), alignof(T), offset, extents, bytes, where);
+  return span<T>(reinterpret_cast<T*>(p + offset), extents);
+#endif
+}
+
 }  // namespace ki
 
 #include <ki/detail/public_end.hpp>

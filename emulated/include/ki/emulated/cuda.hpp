@@ -54,7 +54,7 @@ struct launcher {
   template <class... A>
   void operator()(A&&... args) const {
     ki::emulated::push_launch_name(name);
-    ki::emulated::launch(kernel, grid, block, nullptr, std::forward<A>(args)...);
+    ki::emulated::launch(kernel, grid, block, 0, nullptr, std::forward<A>(args)...);
     ki::emulated::pop_launch_name();
   }
 };

@@ -115,6 +115,7 @@ namespace detail {
 /// One queued launch: runs `run(ctx)` in every thread of the grid, on the oracle.
 struct launch_job {
   dim3 grid, block;
+  std::size_t shared_bytes = 0;  ///< dynamic shared memory
   void (*run)(const void* ctx) = nullptr;
   std::shared_ptr<const void> ctx;
   std::string name;
@@ -132,14 +133,14 @@ struct bound_entry {
 };
 }  // namespace detail
 
-/// kernel<<<grid, block, 0, s>>>(args...): the arguments converted to the entry's parameters
-/// (as a launch copies them), queued on s. A bad configuration is the thread's last error, as
-/// after a launch on the GPU.
+/// kernel<<<grid, block, shared, s>>>(args...): the arguments converted to the entry's
+/// parameters (as a launch copies them), queued on s, with `shared` bytes of dynamic shared
+/// memory. A bad configuration is the thread's last error, as after a launch on the GPU.
 template <class... P, class... A>
-void launch(void (*kernel)(P...), dim3 grid, dim3 block, stream s, A&&... args) {
+void launch(void (*kernel)(P...), dim3 grid, dim3 block, std::size_t shared, stream s, A&&... args) {
   using B = detail::bound_entry<void (*)(P...), std::tuple<P...>>;
   auto b = std::make_shared<B>(B{kernel, std::tuple<P...>(static_cast<P>(std::forward<A>(args))...)});
-  (void)detail::enqueue_launch(KI_GPU_EMULATION, s, {grid, block, &B::run, std::move(b), {}});
+  (void)detail::enqueue_launch(KI_GPU_EMULATION, s, {grid, block, shared, &B::run, std::move(b), {}});
 }
 
 }  // namespace ki::emulated

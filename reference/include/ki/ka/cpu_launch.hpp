@@ -32,6 +32,7 @@ struct cpu_launch_desc {
   void (*run_groups)(const void* ctx, cpu_group& g, group_source& src);
   const void* ctx;
   const char* name;
+  std::size_t dynamic_local_memory = 0;  ///< bytes (launch_options::dynamic_local_memory), within max_local_memory
 };
 
 /// The kernel and its (converted) arguments, bound for a CPU backend; S is its static

@@ -43,6 +43,7 @@ namespace detail {
 /// What a GPU launch passes to every thread: the index space and the grid.
 struct gpu_geometry {
   xyz<std::int64_t> extents, firsts, groups;
+  std::uint32_t dynamic_local = 0;  ///< bytes of dynamic shared memory (launch_options::dynamic_local_memory)
 };
 
 /// One value of T per sub-group of the largest block (1024 threads of sub-groups >= 16 lanes):
@@ -271,6 +272,43 @@ class gpu_group {
     KI_GPU_SHARED_BYTES(T, storage, sizeof(T) * count);  // one per Key (and T, Dims)
     return local_array<T, Dims...>(reinterpret_cast<T*>(storage));
   }
+  /// g.localmem<T>(key, nx, ny, nz) (ki/ka/group.hpp): cut from the block's dynamic shared
+  /// memory in the order the call sites first run, each aligned for T; every thread keeps the
+  /// places in a table (the extents being uniform, every thread computes the same ones). No
+  /// checks (the CPU backends make them), except on the emulated GPU.
+  template <class T, class Key>
+  __device__ ki::span<T> localmem(Key, std::int64_t nx, std::int64_t ny = 1, std::int64_t nz = 1,
+                                  source_location where = source_location::current()) const {
+    static_assert(std::is_class_v<Key>, "ki::ka: g.localmem<T>(key, n): pass a fresh lambda as the call-site key");
+    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                  "ki::ka: localmem<T>: T must be trivially constructible and destructible");
+    static_assert(alignof(T) <= ki::detail::dynamic_local_align, "ki::ka: localmem<T>: T is aligned to more than 16");
+#if KI_GPU_EMULATION
+    const void* key = &ki::detail::call_site_tag<Key>;
+#else
+    KI_GPU_SHARED(char, site);  // (a byte per call site: its address names the site on the device)
+    const void* key = &site;
+#endif
+#if KI_GPU_CODE
+    unsigned char* base = ki::detail::dynamic_local_base(nullptr, where);
+#else
+    unsigned char* base = nullptr;  // (nvcc's and hipcc's host pass: never runs)
+#endif
+    const xyz<std::int64_t> e{nx, ny, nz};
+    for (int k = 0; k < dyn_count_; ++k)
+      if (dyn_[k].key == key) return ki::span<T>(reinterpret_cast<T*>(base + dyn_[k].offset), e);
+    const std::uint64_t offset = (dyn_used_ + alignof(T) - 1) / alignof(T) * alignof(T);
+    const std::uint64_t bytes = std::uint64_t(nx) * std::uint64_t(ny) * std::uint64_t(nz) * sizeof(T);
+#if KI_GPU_EMULATION
+    if (dyn_count_ == detail::max_dynamic_localmem_sites || nx < 0 || ny < 0 || nz < 0 || offset + bytes > geo_.dynamic_local)
+      ki::detail::gpu::emu::dynamic_localmem_refused(e, sizeof(T), offset, geo_.dynamic_local, dyn_count_, where);
+#else
+    (void)where;
+#endif
+    if (dyn_count_ < detail::max_dynamic_localmem_sites) dyn_[dyn_count_++] = {key, static_cast<std::uint32_t>(offset)};
+    dyn_used_ = static_cast<std::uint32_t>(offset + bytes);
+    return ki::span<T>(reinterpret_cast<T*>(base + offset), e);
+  }
   template <class T, std::size_t N = 1>
   __device__ gpu_private<T, N> private_() const {
     static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
@@ -287,6 +325,14 @@ class gpu_group {
   detail::gpu_geometry geo_;
   xyz<std::int64_t> id_, l_, base_;
   bool inside_;
+  /// g.localmem<T>(key, extents): the call sites' places in the dynamic shared memory.
+  struct dynamic_site {
+    const void* key;
+    std::uint32_t offset;
+  };
+  mutable dynamic_site dyn_[detail::max_dynamic_localmem_sites];
+  mutable int dyn_count_ = 0;
+  mutable std::uint32_t dyn_used_ = 0;
 };
 
 namespace detail {

@@ -28,6 +28,9 @@
 #include <ki/xyz.hpp>
 #include <ki/ka/local_array.hpp>
 #include <ki/ka/sizes.hpp>
+#include <ki/detail/public_begin.hpp>  // (a private header follows)
+#include <ki/detail/type_name.hpp>
+#include <ki/detail/public_end.hpp>
 
 #ifndef KI_CHECKED_ACCESS
 #define KI_CHECKED_ACCESS 0  // (as ki/detail/cpu/checked.hpp says; GPU passes do not include it)
@@ -59,6 +62,11 @@ class cpu_services {
  public:
   /// The group's local memory for the call site `key` (uninitialised; the oracle poisons it).
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
+  /// g.localmem<T>(key, nx, ny, nz) (element `size` bytes): the group's memory for the call
+  /// site `key`, counted against the launch's dynamic_local_memory; throws the error that names
+  /// bad extents, extents other than at the site's earlier run, or a launch without the bytes.
+  virtual void* dynamic_local_memory(const void* key, xyz<std::int64_t> extents, std::size_t size, std::size_t align,
+                                     const char* type, const source_location& where) = 0;
   /// Private memory: `bytes` for the group's work-items together (uninitialised). `filled`: the
   /// runtime writes every element before the kernel can read one (a collective's results), so
   /// checked-access mode does not look for reads of elements never written there.
@@ -488,6 +496,25 @@ class basic_cpu_group {
     constexpr std::size_t count = (Dims * ...);
     void* p = st_.services->local_memory(&ki::detail::call_site_tag<Key>, sizeof(T) * count, alignof(T), where);
     return local_array<T, Dims...>(static_cast<T*>(p));
+  }
+  /// @localmem T (nx, ny, nz) with extents known only at run time, the same in every work-item
+  /// of the group (values of group-level code): local memory sized at launch, taken from the
+  /// launch's launch_options::dynamic_local_memory (bytes), which must hold every such call site
+  /// the group runs. Otherwise as above: the call site `key` has its memory, the same each time
+  /// it runs in the group (with the same extents). The CPU backends check the extents (at least
+  /// 0, the same at each run of the site) and that the launch's bytes hold them: a kernel_error
+  /// naming the numbers and the line.
+  template <class T, class Key>
+  ki::span<T> localmem(Key, std::int64_t nx, std::int64_t ny = 1, std::int64_t nz = 1,
+                       source_location where = source_location::current()) {
+    static_assert(std::is_class_v<Key>, "ki::ka: g.localmem<T>(key, n): pass a fresh lambda as the call-site key");
+    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                  "ki::ka: localmem<T>: T must be trivially constructible and destructible");
+    not_in_phase("g.localmem<T>(key, extents)", where);
+    const xyz<std::int64_t> e{nx, ny, nz};
+    void* p = st_.services->dynamic_local_memory(&ki::detail::call_site_tag<Key>, e, sizeof(T), alignof(T),
+                                                 ki::detail::type_name<T>(), where);
+    return ki::span<T>(static_cast<T*>(p), e);
   }
 
   /// @private T (N,): N values per work-item that survive synchronize.

@@ -38,14 +38,19 @@ namespace ki::ka {
 struct launch_options {
   ki::ka::ndrange ndrange{};
   dims workgroupsize{};
+  /// Bytes of local memory sized at this launch, from which the group's g.localmem<T>(key,
+  /// extents) calls take their memory (ki/ka/group.hpp): every such call site a group runs must
+  /// fit. At most the device's local memory per work-group (std::invalid_argument naming both).
+  std::int64_t dynamic_local_memory = 0;
   const char* name = nullptr;  ///< for messages (default: the kernel's name)
 };
 
-/// The geometry a launch resolved to (the backend runs it).
+/// The geometry a launch resolved to (the backend runs it), with its dynamic local memory.
 struct geometry {
   ki::ka::ndrange range;
   xyz<std::int64_t> groupsize;
   xyz<std::int64_t> groups;
+  std::int64_t dynamic_local_memory = 0;
 };
 
 namespace detail {
@@ -133,7 +138,12 @@ geometry resolve(const B& b, const ndrange& static_range, const dims& static_siz
           " work-groups of " + std::to_string(sv[d]) + " in dimension " + std::to_string(d) +
           " take the launch's indices beyond INT64_MAX (" + std::to_string(INT64_MAX) + ")");
   }
-  return {range, s, groups};
+  if (o.dynamic_local_memory < 0 || o.dynamic_local_memory > traits::max_local_memory(b))
+    bad("dynamic_local_memory = " + std::to_string(o.dynamic_local_memory) + " bytes: " +
+        (o.dynamic_local_memory < 0 ? std::string("the size must be at least 0")
+                                    : "more than the device's local memory per work-group, max_local_memory = " +
+                                          std::to_string(traits::max_local_memory(b)) + " bytes"));
+  return {range, s, groups, o.dynamic_local_memory};
 }
 }  // namespace detail
 

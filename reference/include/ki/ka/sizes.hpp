@@ -77,4 +77,11 @@ struct unchecked_t {
 };
 inline constexpr unchecked_t unchecked{};
 
+namespace detail {
+/// g.localmem<T>(key, extents): the most call sites a kernel may have (a GPU thread keeps each
+/// one's place in the launch's dynamic local memory in a table of this size; the CPU backends
+/// refuse one more).
+inline constexpr int max_dynamic_localmem_sites = 8;
+}  // namespace detail
+
 }  // namespace ki::ka

@@ -228,7 +228,7 @@ std::vector<argument_memory> argument_memory_of(const A&... args) {
 }
 void submit(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
             void (*run_items)(const void*, item_loop&), std::shared_ptr<const void> ctx, std::string name,
-            bool instrumented, std::vector<argument_memory> memory = {});
+            bool instrumented, std::vector<argument_memory> memory = {}, std::size_t dynamic_local_memory = 0);
 /// Queues a KA launch (ki/ka/kernel.hpp): its groups run without fibers, each phase in the
 /// order the schedule picks (CPU runtime, ki/cpu/ka.hpp); ctx is kept alive until it has run.
 void submit_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d, std::shared_ptr<const void> ctx,
@@ -409,6 +409,7 @@ struct ki::backend_traits<ki::reference::backend> {
   static bool supports_unified(const B& b) { return active(b).unified; }
   static std::int64_t max_work_group_size(const B& b) { return active(b).max_work_group_size; }
   static std::array<std::int64_t, 3> max_work_group_dims(const B& b) { return active(b).max_work_group_dims; }
+  static std::int64_t max_local_memory(const B& b) { return static_cast<std::int64_t>(active(b).max_local_memory); }
   static std::array<std::int64_t, 3> max_num_groups(const B& b) { return active(b).max_num_groups; }
   static std::int64_t sub_group_size(const B& b) { return active(b).sub_group_width; }
   static bool supports_subgroups(const B&) { return true; }
@@ -447,11 +448,11 @@ struct ki::backend_traits<ki::reference::backend> {
     if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
     return s < bound ? s : bound;
   }
-  /// No launch options.
+  /// No backend-specific launch options.
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-                     const kwargs& o, A... args) {
-    if (!o.empty()) reference::detail::unknown_option("launch option", o.front().name);
+                     const launch_extras& x, A... args) {
+    if (!x.options.empty()) reference::detail::unknown_option("launch option", x.options.front().name);
     const B on = reference::detail::on_active_device(k.backend);  // the active device's profile
     reference::detail::validate(on.device);
     const auto& maxg = on.device.max_num_groups;
@@ -465,7 +466,8 @@ struct ki::backend_traits<ki::reference::backend> {
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(on, groups, items, &bound::run_items,
                               std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}), std::move(name),
-                              KI_CHECKED_HOOKS != 0, reference::detail::argument_memory_of(args...));
+                              KI_CHECKED_HOOKS != 0, reference::detail::argument_memory_of(args...),
+                              static_cast<std::size_t>(x.dynamic_local_memory));
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked; queued like a KI launch.
@@ -477,7 +479,9 @@ struct ki::backend_traits<ki::reference::backend> {
     reference::detail::check_float64_arguments<A...>(b.device, shown);
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
-    const ki::ka::detail::cpu_launch_desc d{g.range, g.groupsize, g.groups, &bound::run_groups, ctx.get(), nullptr};
+    const ki::ka::detail::cpu_launch_desc d{g.range,   g.groupsize, g.groups,
+                                            &bound::run_groups, ctx.get(), nullptr,
+                                            static_cast<std::size_t>(g.dynamic_local_memory)};
     reference::detail::submit_ka(b, d, std::move(ctx), std::move(shown),
                                  reference::detail::argument_memory_of(args...));
   }

@@ -98,7 +98,7 @@ using run_one_fn = void (*)(const void* ctx);
 /// Runs the launch on the calling thread and the scheduler's workers before it returns; a
 /// failure is kept for synchronize.
 void launch(const backend& b, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items, run_items_fn run,
-            run_one_fn one, const void* ctx, const std::string& name);
+            run_one_fn one, const void* ctx, const std::string& name, std::size_t dynamic_local_memory = 0);
 /// Runs a KA launch (ki/ka/kernel.hpp) before it returns: its groups in parallel, each phase a
 /// plain loop over the work-items (CPU runtime, ki/cpu/ka.hpp); a failure is kept for synchronize.
 void launch_ka(const backend& b, const ki::ka::detail::cpu_launch_desc& d);
@@ -194,6 +194,7 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
   static bool supports_unified(const B&) { return true; }
   static std::int64_t max_work_group_size(const B&) { return simd_cpu::max_work_group_size; }
   static std::array<std::int64_t, 3> max_work_group_dims(const B&) { return {1024, 1024, 1024}; }
+  static std::int64_t max_local_memory(const B&) { return static_cast<std::int64_t>(simd_cpu::max_local_memory); }
   /// The CPU's own limit, not a GPU's (CUDA's 65535 in y and z would refuse sizes OpenCL runs
   /// on the same CPU): 2^31 - 1 work-groups in each dimension; a launch whose work-items in total
   /// do not fit std::int64_t is refused at launch (ki/detail/geometry.hpp, ki/ka/kernel.hpp).
@@ -235,11 +236,11 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
     return s < bound ? s : bound;
   }
-  /// No launch options. Runs before it returns.
+  /// No backend-specific launch options. Runs before it returns.
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-                     const kwargs& o, A... args) {
-    if (!o.empty()) simd_cpu::detail::unknown_option("launch option", o.front().name);
+                     const launch_extras& x, A... args) {
+    if (!x.options.empty()) simd_cpu::detail::unknown_option("launch option", x.options.front().name);
     simd_cpu::detail::validate(k.backend);
     const auto maxg = max_num_groups(k.backend);
     for (int i = 0; i < 3; ++i)
@@ -250,7 +251,8 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     using bound = simd_cpu::detail::bound_kernel<F, A...>;
     const bound ctx{k.f, std::tuple<A...>(args...)};
     simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx,
-                             ki::detail::kernel_display_name<F>(k.name));
+                             ki::detail::kernel_display_name<F>(k.name),
+                             static_cast<std::size_t>(x.dynamic_local_memory));
   }
 
   /// A KA launch (ki/ka/kernel.hpp), geometry checked. Runs before it returns.
@@ -260,7 +262,8 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     const bound ctx{f, std::tuple<A...>(args...)};
     const std::string shown = name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({});
-    simd_cpu::detail::launch_ka(b, {g.range, g.groupsize, g.groups, &bound::run_groups, &ctx, shown.c_str()});
+    simd_cpu::detail::launch_ka(b, {g.range, g.groupsize, g.groups, &bound::run_groups, &ctx, shown.c_str(),
+                                    static_cast<std::size_t>(g.dynamic_local_memory)});
   }
 };
 

@@ -199,6 +199,10 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     return {p.maxGridSize[0], p.maxGridSize[1], p.maxGridSize[2]};
   }
   static std::int64_t sub_group_size(const B&) { return KI_OFFLOAD_NAMESPACE::detail::properties().warpSize; }
+  /// Shared memory per block without the opt-in beyond it (cudaFuncAttributeMaxDynamicSharedMemorySize).
+  static std::int64_t max_local_memory(const B&) {
+    return static_cast<std::int64_t>(KI_OFFLOAD_NAMESPACE::detail::properties().sharedMemPerBlock);
+  }
 
   // Kernels
   /// One compiler option, "maxthreads" (an integer >= 1): a bound on the kernel's work-groups.
@@ -247,12 +251,26 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     return n;
   }
 
-  /// No launch options. The launch call is named for profilers by the kernel's name
-  /// (api::launch_range: an NVTX range on CUDA).
+  /// No backend-specific launch options. The launch call is named for profilers by the kernel's
+  /// name (api::launch_range: an NVTX range on CUDA). dynamic_local_memory: the launch's dynamic
+  /// shared memory, checked with the entry's static shared memory (where the entry is known
+  /// before the launch) against the device's.
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
-                     const kwargs& o, A... args) {
-    if (!o.empty()) KI_OFFLOAD_NAMESPACE::detail::unknown_option("launch option", o.front().name);
+                     const launch_extras& x, A... args) {
+    if (!x.options.empty()) KI_OFFLOAD_NAMESPACE::detail::unknown_option("launch option", x.options.front().name);
+    const auto dynamic = static_cast<std::uint32_t>(x.dynamic_local_memory);
+    if (dynamic > 0)
+      if (const void* f = KI_OFFLOAD_NAMESPACE::detail::known_entry<F>()) {
+        KI_OFFLOAD_NAMESPACE::api::func_attributes a{};
+        KI_OFFLOAD_CHECK(FuncGetAttributes, &a, f);
+        const std::int64_t max = max_local_memory(k.backend);
+        if (static_cast<std::int64_t>(a.sharedSizeBytes) + x.dynamic_local_memory > max)
+          throw std::invalid_argument(std::string("ki::") + name + ": launch: dynamic_local_memory = " +
+                                      std::to_string(x.dynamic_local_memory) + " bytes and the kernel's " +
+                                      std::to_string(a.sharedSizeBytes) +
+                                      " bytes of static shared memory exceed the device's " + std::to_string(max));
+      }
     const KI_OFFLOAD_NAMESPACE::api::launch_range named(ki::detail::kernel_display_name<F>(k.name));
     const auto maxg = max_num_groups(k.backend);
     for (int i = 0; i < 3; ++i)
@@ -265,10 +283,10 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     const auto s = KI_OFFLOAD_NAMESPACE::detail::queues().stream();
     using params = KI_OFFLOAD_NAMESPACE::detail::kernel_params<F>;
     if constexpr (params::known) {
-      launch_with(k.f, grid, block, s, static_cast<typename params::type*>(nullptr), args...);
+      launch_with(k.f, grid, block, dynamic, s, static_cast<typename params::type*>(nullptr), args...);
     } else {
-      KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, A...>(grid, block, s, ki::detail::next_launch_seed(name), k.f,
-                                                          args...);
+      KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, A...>(grid, block, dynamic, s, ki::detail::next_launch_seed(name),
+                                                          k.f, args...);
     }
     const auto e = KI_OFFLOAD_API(GetLastError)();
     if (e != KI_OFFLOAD_API(Success))
@@ -288,9 +306,10 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
                                                                         : ki::detail::kernel_display_name<F>({}));
     const dim3 grid{unsigned(g.groups.x), unsigned(g.groups.y), unsigned(g.groups.z)};
     const dim3 block{unsigned(g.groupsize.x), unsigned(g.groupsize.y), unsigned(g.groupsize.z)};
-    const ki::ka::detail::gpu_geometry geo{g.range.extents(), g.range.firsts(), g.groups};
+    const auto dynamic = static_cast<std::uint32_t>(g.dynamic_local_memory);
+    const ki::ka::detail::gpu_geometry geo{g.range.extents(), g.range.firsts(), g.groups, dynamic};
     const auto s = KI_OFFLOAD_NAMESPACE::detail::queues().stream();
-    KI_OFFLOAD_LAUNCH((ki::ka::detail::ka_entry<S, F, A...>), grid, block, s, geo, f, args...);
+    KI_OFFLOAD_LAUNCH((ki::ka::detail::ka_entry<S, F, A...>), grid, block, dynamic, s, geo, f, args...);
     const auto e = KI_OFFLOAD_API(GetLastError)();
     if (e != KI_OFFLOAD_API(Success))
       KI_OFFLOAD_NAMESPACE::detail::check(
@@ -303,10 +322,10 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
  private:
   /// The known entry: arguments converted to the parameter types (as calling F would).
   template <class F, class... P, class... A>
-  static void launch_with(const F& f, dim3 grid, dim3 block, KI_OFFLOAD_NAMESPACE::api::stream_t s, std::tuple<P...>*,
-                          A... args) {
+  static void launch_with(const F& f, dim3 grid, dim3 block, std::uint32_t dynamic,
+                          KI_OFFLOAD_NAMESPACE::api::stream_t s, std::tuple<P...>*, A... args) {
     static_assert(sizeof...(P) == sizeof...(A), "ki::launch: the kernel takes a different number of arguments");
-    KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, P...>(grid, block, s, ki::detail::next_launch_seed(name), f,
+    KI_OFFLOAD_NAMESPACE::detail::launch_entry<F, P...>(grid, block, dynamic, s, ki::detail::next_launch_seed(name), f,
                                                         static_cast<P>(args)...);
   }
 };

@@ -17,31 +17,42 @@
 #include <type_traits>
 
 #include <ki/hints.hpp>
+#include <ki/local_memory.hpp>
 #include <ki/rand.hpp>
 #include <ki/offload/device.hpp>
 
-/// The one seam between the GPU pass's launches and the runtime: kernel<<<grid, block, 0,
-/// stream>>>(args...) for nvcc and hipcc; the emulated runtime's launch for a host compiler
+/// The one seam between the GPU pass's launches and the runtime: kernel<<<grid, block, shmem,
+/// stream>>>(args...) for nvcc and hipcc (shmem: the dynamic shared memory's bytes); the emulated runtime's launch for a host compiler
 /// (KI_GPU_EMULATION, ki/emulated/runtime.hpp), which queues the entry on the stream to run on
 /// the oracle.
 #if KI_GPU_EMULATION
-#define KI_OFFLOAD_LAUNCH(kernel, grid, block, stream, ...) \
-  ::ki::emulated::launch(kernel, grid, block, stream, __VA_ARGS__)
+#define KI_OFFLOAD_LAUNCH(kernel, grid, block, shmem, stream, ...) \
+  ::ki::emulated::launch(kernel, grid, block, shmem, stream, __VA_ARGS__)
 #else
-#define KI_OFFLOAD_LAUNCH(kernel, grid, block, stream, ...) kernel<<<grid, block, 0, stream>>>(__VA_ARGS__)
+#define KI_OFFLOAD_LAUNCH(kernel, grid, block, shmem, stream, ...) kernel<<<grid, block, shmem, stream>>>(__VA_ARGS__)
 #endif
 
 namespace ki::KI_OFFLOAD_NAMESPACE::detail {
 
-// Every entry takes the launch's seed for ki::rand first (ki/rand.hpp) and stores it in the
-// block's 8 bytes of shared memory for it before the kernel runs.
-template <class F, class... A>
-__global__ void entry(std::uint64_t rand_seed, F f, A... args) {
+/// What every entry stores in shared memory before the kernel runs: the launch's seed for
+/// ki::rand (ki/rand.hpp, 8 bytes per block) and its dynamic_local_memory's size (ki/local_memory.hpp,
+/// 4 bytes; the emulated GPU's oracle knows it).
+__device__ inline void set_launch_constants(std::uint64_t rand_seed, std::uint32_t dynamic_local) {
 #if KI_GPU_CODE
   ki::detail::gpu::rand_launch_seed() = rand_seed;
+#if !KI_GPU_EMULATION
+  ki::detail::dynamic_local_bytes() = dynamic_local;
 #else
-  (void)rand_seed;  // (the host pass's stub)
+  (void)dynamic_local;
 #endif
+#else
+  (void)rand_seed, (void)dynamic_local;  // (the host pass's stub)
+#endif
+}
+
+template <class F, class... A>
+__global__ void entry(std::uint64_t rand_seed, std::uint32_t dynamic_local, F f, A... args) {
+  set_launch_constants(rand_seed, dynamic_local);
   f(args...);
 }
 
@@ -52,21 +63,20 @@ inline constexpr int entry_bound = static_cast<int>(hints_of<F>.bound());
 /// The entry of a kernel with launch hints: the device compiler is told the largest block it
 /// will run (registers per thread are chosen for it).
 template <class F, class... A>
-__global__ void __launch_bounds__(entry_bound<F>) bounded_entry(std::uint64_t rand_seed, F f, A... args) {
-#if KI_GPU_CODE
-  ki::detail::gpu::rand_launch_seed() = rand_seed;
-#else
-  (void)rand_seed;  // (the host pass's stub)
-#endif
+__global__ void __launch_bounds__(entry_bound<F>)
+    bounded_entry(std::uint64_t rand_seed, std::uint32_t dynamic_local, F f, A... args) {
+  set_launch_constants(rand_seed, dynamic_local);
   f(args...);
 }
 
-/// Launches F's entry (bounded where F has hints) with the parameters A...
+/// Launches F's entry (bounded where F has hints) with the parameters A..., with `dynamic_local`
+/// bytes of dynamic shared memory.
 template <class F, class... A>
-void launch_entry(dim3 grid, dim3 block, api::stream_t s, std::uint64_t rand_seed, const F& f, A... args) {
+void launch_entry(dim3 grid, dim3 block, std::uint32_t dynamic_local, api::stream_t s, std::uint64_t rand_seed,
+                  const F& f, A... args) {
   if constexpr (entry_bound < F >> 0)
-    KI_OFFLOAD_LAUNCH((bounded_entry<F, A...>), grid, block, s, rand_seed, f, args...);
-  else KI_OFFLOAD_LAUNCH((entry<F, A...>), grid, block, s, rand_seed, f, args...);
+    KI_OFFLOAD_LAUNCH((bounded_entry<F, A...>), grid, block, dynamic_local, s, rand_seed, dynamic_local, f, args...);
+  else KI_OFFLOAD_LAUNCH((entry<F, A...>), grid, block, dynamic_local, s, rand_seed, dynamic_local, f, args...);
 }
 
 template <class M>

@@ -75,9 +75,11 @@ class reporter {
     const auto [k, first, where, msg] = stuck_message(items);
     return kernel_error(k, group_, local_id(first), where, msg);
   }
-  /// localmemory beyond the device's limit (thrown in the work-item).
+  /// localmemory beyond the device's limit (thrown in the work-item). `dynamic`: bytes the
+  /// launch's dynamic_local_memory holds besides `used`; `call`: what asked.
   static item_failure local_memory_exceeded(const source_location& where, std::size_t bytes, std::size_t used,
-                                            std::size_t limit);
+                                            std::size_t limit, std::size_t dynamic = 0,
+                                            const char* call = "localmemory");
 
  private:
   struct stuck {

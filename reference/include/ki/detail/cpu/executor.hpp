@@ -34,6 +34,10 @@ class executor {
   virtual void barrier(source_location where) = 0;  // (by value: in registers, so callers can tail-call it)
   /// localmemory: the group's allocation for the call site `key` (same key, same memory).
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
+  /// dynamic_localmemory: the group's local memory sized at launch (launch_options::
+  /// dynamic_local_memory; *bytes is set to its size), the same memory at every call; the first
+  /// call (`where`) allocates it. Null where the launch gave none.
+  virtual void* dynamic_local_memory(std::size_t* bytes, const source_location& where) = 0;
   /// The localmemory call that allocated the group's local memory containing `p`, or null
   /// (for out-of-bounds errors: called on their path only).
   virtual const source_location* local_memory_site(const void* p) const = 0;
@@ -41,6 +45,11 @@ class executor {
  protected:
   ~executor() = default;
 };
+
+/// The call-site key of dynamic_localmemory's allocation (executors allocate it as local memory
+/// of this key, aligned to dynamic_local_align, on its first call in a group).
+inline constexpr char dynamic_local_key = 0;
+inline constexpr std::size_t dynamic_local_align = 16;
 
 struct item_state;
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -101,6 +102,26 @@ inline void syncthreads(const source_location& where) {
 /// The block's __shared__ memory of one declaration (`site`: a static object of it).
 inline void* shared_memory(const void* site, std::size_t bytes, std::size_t align, const source_location& where) {
   return cpu::exec("__shared__", where).local_memory(site, bytes, align, where);
+}
+
+/// The block's dynamic shared memory (extern __shared__; the launch's size in *bytes).
+inline void* dynamic_shared_memory(std::size_t* bytes, const source_location& where) {
+  return cpu::exec("extern __shared__", where).dynamic_local_memory(bytes, where);
+}
+
+/// A KA g.localmem<T>(key, extents) that the emulated GPU refuses (as the CPU backends do): bad
+/// extents, more than the launch's dynamic shared memory, or one call site too many. Throws,
+/// naming the numbers and `where` (the oracle reports it for the thread).
+[[noreturn]] inline void dynamic_localmem_refused(xyz<std::int64_t> e, std::size_t size, std::uint64_t offset,
+                                                  std::uint32_t bytes, int sites, const source_location& where) {
+  const std::string call = "g.localmem(key, " + std::to_string(e.x) + ", " + std::to_string(e.y) + ", " +
+                           std::to_string(e.z) + ") at " + where.file + ":" + std::to_string(where.line) + ": ";
+  if (e.x < 0 || e.y < 0 || e.z < 0) throw std::length_error(call + "an extent must be at least 0");
+  if (sites == 8)
+    throw std::length_error(call + "a kernel may have at most 8 call sites of g.localmem with run-time extents");
+  throw std::length_error(call + "it needs " + std::to_string(e.x * e.y * e.z * std::int64_t(size)) +
+                          " bytes from byte " + std::to_string(offset) + " of the launch's dynamic_local_memory = " +
+                          std::to_string(bytes) + " bytes");
 }
 
 /// The user's call of a ki sub-group function whose GPU pass the running work-item executes
