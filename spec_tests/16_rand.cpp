@@ -301,3 +301,111 @@ TEMPLATE_LIST_TEST_CASE("rand: the backend draws the oracle's numbers", "[rand]"
         run_draws(r, ki::dims{64, 16}, ki::dims{8, 8}, n, 5, true));
 }
 #endif
+
+// --- KA kernels: ki::rand<T>(i), ki::seed(i, s) ---
+namespace ki_spec_rand {
+/// KA: out[i.global_linear() * draws + k] = the k-th uint32 of work-item i, drawn over two
+/// phases (the stream goes on across synchronize).
+struct ka_draw_u32 {
+  template <class G>
+  KI_DEVICE void operator()(G& g, ki::span<u32> out, u64 seed, bool use_seed) const {
+    g.items([&](auto i) {
+      if (use_seed) ki::seed(i, seed);
+      out[i.global_linear() * draws + 0] = ki::rand<u32>(i);
+      out[i.global_linear() * draws + 1] = ki::rand<u32>(i);
+    });
+    g.synchronize();
+    g.items([&](auto i) {
+      for (int k = 2; k < draws; ++k) out[i.global_linear() * draws + k] = ki::rand<u32>(i);
+    });
+  }
+};
+template <class B>
+std::vector<u32> run_ka_draws(const B& b, ki::ka::ndrange nd, ki::dims wg, i64 n, u64 seed, bool use_seed) {
+  auto out = ki_test::filled<u32>(b, n * draws, 0u);
+  ki::ka::kernel(b, ka_draw_u32{})({.ndrange = nd, .workgroupsize = wg}, out, seed, use_seed);
+  return ki_test::read(b, out);
+}
+}  // namespace ki_spec_rand
+
+TEMPLATE_LIST_TEST_CASE("rand: a KA work-item draws KI's numbers for its place in the grid and the seed", "[rand]",
+                        ki_test::backends) {
+  ki_test::make<TestType>();
+  const auto b = ki_test::config<TestType>::make();
+  const u64 seed = 42;
+  // Whole groups: the same numbers as KI's for the same global ids, and as the documented block.
+  const i64 n = 64 * 16;
+  CHECK(run_ka_draws(b, {64, 16}, ki::dims{8, 4}, n, seed, true) ==
+        run_draws(b, ki::dims{64, 16}, ki::dims{8, 4}, n, seed, true));
+  // A partial 2-D grid: 10 x 6 in groups of 4 x 4, a grid of 12 x 8 work-items; a KA work-item
+  // at (x, y) draws what KI's work-item at (x, y) of that grid draws (global linear id x + 12 y).
+  const auto ka = run_ka_draws(b, {10, 6}, ki::dims{4, 4}, 60, seed, true);
+  const auto ki_grid = run_draws(b, ki::dims{10, 6}, ki::dims{4, 4}, 12 * 8, seed, true);
+  i64 differ = 0;
+  for (i64 y = 0; y < 6; ++y)
+    for (i64 x = 0; x < 10; ++x)
+      for (int k = 0; k < draws; ++k) {
+        const u32 got = ka[static_cast<std::size_t>((x + 10 * y) * draws + k)];
+        differ += got != block(seed, static_cast<u64>(x + 12 * y), static_cast<u32>(k))[0];
+        differ += got != ki_grid[static_cast<std::size_t>((x + 12 * y) * draws + k)];
+      }
+  CHECK(differ == 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("rand: KA launches differ without ki::seed, and ki::set_rand_seed replays them as KI's",
+                        "[rand]", ki_test::backends) {
+  ki_test::make<TestType>();
+  const auto b = ki_test::config<TestType>::make();
+  const i64 n = 256;
+  const auto a = run_ka_draws(b, n, 64, n, 0, false);
+  const auto c = run_ka_draws(b, n, 64, n, 0, false);
+  CHECK(a != c);
+  // The n-th launch after set_rand_seed gets the same seed, KI or KA: the same numbers.
+  ki::set_rand_seed(b, 2026);
+  const auto ka1 = run_ka_draws(b, n, 64, n, 0, false);
+  ki::set_rand_seed(b, 2026);
+  const auto ka2 = run_ka_draws(b, n, 32, n, 0, false);
+  ki::set_rand_seed(b, 2026);
+  const auto ki1 = run_draws(b, n, 64, n, 0, false);
+  ki::reset_rand_seed();
+  CHECK(ka1 == ka2);
+  CHECK(ka1 == ki1);
+  CHECK(ka1 != a);
+}
+
+#if KI_TEST_BACKEND_REFERENCE
+namespace ki_spec_rand {
+/// KA misuse of ki::seed (which: 0 seeds after a draw, 1 seeds with different values).
+struct ka_bad_seed {
+  static constexpr unsigned seed_line = __LINE__ + 6;
+  template <class G>
+  void operator()(G& g, ki::span<u32> out, int which) const {
+    g.items([&](auto i) {
+      if (which == 0) out[i.global_linear()] = ki::rand<u32>(i);
+      const u64 s = which == 1 ? static_cast<u64>(i.global_linear()) : 5;
+      ki::seed(i, s);
+      out[i.global_linear()] = ki::rand<u32>(i);
+    });
+  }
+};
+}  // namespace ki_spec_rand
+
+TEMPLATE_LIST_TEST_CASE("rand: the oracle reports a KA work-item that seeds after drawing, or another seed",
+                        "[rand]", ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  const std::string line = "16_rand.cpp:" + std::to_string(ka_bad_seed::seed_line);
+  for (const auto& [which, why] : std::vector<std::pair<int, std::string>>{
+           {0, "after it had drawn 1 number"}, {1, "(every work-item of a launch seeds with the same value)"}}) {
+    KI_INFO(why);
+    auto out = ki::zeros<u32>(b, 16);
+    ki::ka::kernel(b, ka_bad_seed{})({.ndrange = 16, .workgroupsize = 8}, out, which);
+    try {
+      ki::synchronize(b);
+      FAIL("no error");
+    } catch (const ki::kernel_error& e) {
+      CHECK(e.error_kind() == ki::kernel_error::kind::invalid_seed);
+      CHECK_THAT(std::string(e.what()), ki_test::ContainsSubstring(why) && ki_test::ContainsSubstring(line));
+    }
+  }
+}
+#endif

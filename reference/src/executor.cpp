@@ -255,6 +255,8 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.same_value_race = b.same_value_writes == same_value_writes::race;
   c.checked_elements = static_cast<std::size_t>(runner_detail::resolve_checked_elements(b));
   c.features = {b.device.atomics64, b.device.float64, b.device.name};
+  rand_check seeds;  // ki::seed's rules, as for KI launches
+  c.rand_check = &seeds;
   cpu::ka_warnings warnings;
   c.warnings = &warnings;  // (checked-access mode: reads of memory never written)
   std::optional<ka_trace> trace;

@@ -547,6 +547,34 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     dynamic_sites_.push_back({key, e, p});
     return p;
   }
+  ki::ka::detail::rand_stream* rand_streams() override {
+    const std::size_t n = static_cast<std::size_t>(group_->state().size.x * group_->state().size.y *
+                                                   group_->state().size.z);
+    auto* s = static_cast<ki::ka::detail::rand_stream*>(
+        arena_.alloc(n * sizeof(ki::ka::detail::rand_stream), alignof(ki::ka::detail::rand_stream)));
+    for (std::size_t k = 0; k < n; ++k) s[k] = {rand_seed_, 0, false};
+    return s;
+  }
+  void rand_seeded(xyz<i64> local, std::uint64_t s, std::uint32_t draws, const source_location& where) override {
+    if (c_->rand_check == nullptr) return;
+    group_state_for_rand gs(*this, local);
+    c_->rand_check->seeded(gs.item, s, draws, where);
+  }
+  void rand_unseeded(xyz<i64> local, const source_location& where) override {
+    if (c_->rand_check == nullptr) return;
+    group_state_for_rand gs(*this, local);
+    c_->rand_check->unseeded_draw(gs.item, where);
+  }
+  /// The work-item as the checks of ki::seed name it (its group and local ids).
+  struct group_state_for_rand {
+    group_state_for_rand(const ka_runner& r, xyz<i64> local) {
+      group.group_id = r.running_ != nullptr ? r.running_->id : xyz<i64>{};
+      item.group = &group;
+      item.local_id = local;
+    }
+    ki::detail::cpu::group_state group;
+    ki::detail::cpu::item_state item;
+  };
   /// A new allocation of the group's local memory (filled as the configuration says).
   void* allocate_local(const void* key, std::size_t bytes, std::size_t align, const source_location& where) {
     std::size_t reused = 0;
@@ -720,6 +748,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     group_where_ = {};
     local_bytes_ = 0;
     dynamic_budget_ = d.dynamic_local_memory;
+    rand_seed_ = d.rand_seed;
     dynamic_used_ = 0;
     dynamic_sites_.clear();
     if (c_->order == ka_order::forward && !c_->track_items) [[likely]] {
@@ -828,6 +857,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     void* p;
   };
   std::size_t dynamic_budget_ = 0, dynamic_used_ = 0;
+  std::uint64_t rand_seed_ = 0;  ///< the launch's (ki::rand<T>(i) without ki::seed)
   std::vector<dynamic_site> dynamic_sites_;
   std::vector<i64> order_;
   source_location group_where_{};  ///< where the group-level code failed, when the runtime knows

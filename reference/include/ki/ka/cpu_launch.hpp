@@ -33,6 +33,7 @@ struct cpu_launch_desc {
   const void* ctx;
   const char* name;
   std::size_t dynamic_local_memory = 0;  ///< bytes (launch_options::dynamic_local_memory), within max_local_memory
+  std::uint64_t rand_seed = 0;           ///< the launch's seed (ki/rand.hpp), drawn when it was made
 };
 
 /// The kernel and its (converted) arguments, bound for a CPU backend; S is its static

@@ -32,6 +32,7 @@
 #include <ki/ka/local_array.hpp>
 #include <ki/ka/sizes.hpp>
 #include <ki/local_memory.hpp>
+#include <ki/rand.hpp>
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
@@ -44,6 +45,7 @@ namespace detail {
 struct gpu_geometry {
   xyz<std::int64_t> extents, firsts, groups;
   std::uint32_t dynamic_local = 0;  ///< bytes of dynamic shared memory (launch_options::dynamic_local_memory)
+  std::uint64_t rand_seed = 0;      ///< the launch's seed for ki::rand<T>(i) (ki/rand.hpp)
 };
 
 /// One value of T per sub-group of the largest block (1024 threads of sub-groups >= 16 lanes):
@@ -339,12 +341,32 @@ namespace detail {
 /// The GPU entry of a KA kernel: every thread builds its group and runs the body.
 template <class S, class F, class... A>
 __global__ void ka_entry(gpu_geometry geo, F f, A... args) {
+#if KI_GPU_CODE
+  ki::detail::gpu::rand_launch_seed() = geo.rand_seed;  // (as the KI entries: ki/offload/launch.hpp)
+#endif
   gpu_group<S> g(geo);
   f(g, args...);
 }
 }  // namespace detail
 
 }  // namespace ki::ka
+
+namespace ki {
+/// KA on a GPU: work-item i is the calling thread, and its stream KI's (ki/rand.hpp).
+template <class T, class S>
+__device__ T rand(const ka::gpu_item<S>&, source_location where = source_location::current()) {
+  return ki::rand<T>(where);
+}
+template <class S>
+__device__ void seed(const ka::gpu_item<S>&, std::uint64_t s, source_location where = source_location::current()) {
+#if KI_GPU_CODE
+  ki::seed(s, where);
+#else
+  (void)s, (void)where;  // (the host pass of hipcc / nvcc: never runs; ki::seed is a host function there)
+#endif
+}
+}  // namespace ki
+
 
 #include <ki/detail/public_end.hpp>
 #endif

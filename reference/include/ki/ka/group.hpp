@@ -22,6 +22,7 @@
 
 #include <ki/ka/ndrange.hpp>
 #include <ki/local_memory.hpp>
+#include <ki/rand.hpp>
 #include <ki/macros.hpp>
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
@@ -57,9 +58,25 @@ namespace ki::ka {
 namespace detail {
 using i64 = std::int64_t;
 
+/// A work-item's random stream (ki::rand<T>(i), ki::seed(i, s)): the key (the launch's seed,
+/// or ki::seed's), its draws so far, whether it seeded.
+struct rand_stream {
+  std::uint64_t key;
+  std::uint32_t draws;
+  bool seeded;
+};
+
 /// What the backend's runner provides to a running group (memory that lives until it ends).
 class cpu_services {
  public:
+  /// The group's random streams, one per work-item (local linear id), fresh: the launch's seed,
+  /// no draws (the group's memory: asked for at its first draw).
+  virtual rand_stream* rand_streams() = 0;
+  /// The oracle's checks of ki::seed (ki/rand.hpp; nothing elsewhere): before work-item `local`,
+  /// which has drawn `draws` numbers, seeds with s at `where`; before its first draw, unseeded.
+  virtual void rand_seeded(xyz<std::int64_t> local, std::uint64_t s, std::uint32_t draws,
+                           const source_location& where) = 0;
+  virtual void rand_unseeded(xyz<std::int64_t> local, const source_location& where) = 0;
   /// The group's local memory for the call site `key` (uninitialised; the oracle poisons it).
   virtual void* local_memory(const void* key, std::size_t bytes, std::size_t align, const source_location& where) = 0;
   /// g.localmem<T>(key, nx, ny, nz) (element `size` bytes): the group's memory for the call
@@ -140,6 +157,9 @@ struct group_state {
   i64 epoch = 0;
   /// The tracer, while one watches (the oracle's ordered phases only), else null.
   ka_tracer* tracer = nullptr;
+  /// The group's random streams once a work-item has drawn or seeded (the runner's memory),
+  /// else null. (Mutable: work-items draw through the group they see as const.)
+  mutable rand_stream* rand = nullptr;
 };
 
 /// Starts the group `id` in st (the runner calls it before the kernel runs for the group).
@@ -165,6 +185,7 @@ inline void start_group(group_state& st, xyz<i64> id, const i64* order, i64 orde
   st.whole = order == nullptr && st.active == s;
   st.epoch = 0;
   st.tracer = tracer;
+  st.rand = nullptr;
 }
 }  // namespace detail
 
@@ -209,7 +230,36 @@ class basic_cpu_item {
     return {g.x, g.y, g.z};
   }
 
+  /// ki::rand<T>(i) (below): the next number of this work-item's stream, the one KI's
+  /// ki::rand<T>() draws for the work-item at the same place of a KI launch of the same groups
+  /// (its global linear id over the padded grid, x fastest).
+  template <class T>
+  T draw(const source_location& where) const {
+    detail::rand_stream& s = stream();
+    if (s.draws == 0 && !s.seeded) [[unlikely]]
+      g_.st_.services->rand_unseeded(l_, where);
+    return ki::rand_value<T>(s.key, rand_linear(), s.draws++);
+  }
+  /// ki::seed(i, s): this work-item's stream is key s's from draw 0.
+  void seed(std::uint64_t key, const source_location& where) const {
+    detail::rand_stream& s = stream();
+    g_.st_.services->rand_seeded(l_, key, s.draws, where);
+    s = {key, 0, true};
+  }
+
  private:
+  detail::rand_stream& stream() const {
+    const auto& st = g_.st_;
+    if (st.rand == nullptr) [[unlikely]]
+      st.rand = st.services->rand_streams();
+    return st.rand[local_linear()];
+  }
+  std::uint64_t rand_linear() const {
+    const auto& t = g_.st_;
+    const std::int64_t sx = t.groups.x * t.size.x, sy = t.groups.y * t.size.y;
+    return static_cast<std::uint64_t>((t.base.x + l_.x) + sx * ((t.base.y + l_.y) + sy * (t.base.z + l_.z)));
+  }
+
   const basic_cpu_group<S>& g_;
   xyz<std::int64_t> l_;
 };
@@ -762,3 +812,21 @@ using cpu_group = basic_cpu_group<dynamic_size>;
 using cpu_item = basic_cpu_item<dynamic_size>;
 
 }  // namespace ki::ka
+
+namespace ki {
+/// KA: the next number of type T of work-item i's random stream (ki/rand.hpp): the numbers
+/// KI's ki::rand<T>() gives the work-item at the same place of a KI launch of the same
+/// work-groups, for the same seed. Called in i's statements (g.items).
+template <class T, class S>
+T rand(const ka::basic_cpu_item<S>& i, source_location where = source_location::current()) {
+  static_assert(detail::rand_type_v<T>, "ki::rand draws int32, uint32, int64, uint64, float, double (and _Float16)");
+  return i.template draw<T>(where);
+}
+/// KA: ki::seed(s) for work-item i (every work-item of the launch that draws seeds, with the
+/// same s, before its first draw; the reference backend reports otherwise).
+template <class S>
+void seed(const ka::basic_cpu_item<S>& i, std::uint64_t s, source_location where = source_location::current()) {
+  i.seed(s, where);
+}
+}  // namespace ki
+

@@ -479,9 +479,15 @@ struct ki::backend_traits<ki::reference::backend> {
     reference::detail::check_float64_arguments<A...>(b.device, shown);
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     auto ctx = std::make_shared<const bound>(bound{f, std::tuple<A...>(args...)});
-    const ki::ka::detail::cpu_launch_desc d{g.range,   g.groupsize, g.groups,
-                                            &bound::run_groups, ctx.get(), nullptr,
-                                            static_cast<std::size_t>(g.dynamic_local_memory)};
+    // The seed is drawn in queue order on the launching thread, as for KI launches.
+    const ki::ka::detail::cpu_launch_desc d{g.range,
+                                            g.groupsize,
+                                            g.groups,
+                                            &bound::run_groups,
+                                            ctx.get(),
+                                            nullptr,
+                                            static_cast<std::size_t>(g.dynamic_local_memory),
+                                            ki::detail::next_launch_seed(backend_traits<B>::name)};
     reference::detail::submit_ka(b, d, std::move(ctx), std::move(shown),
                                  reference::detail::argument_memory_of(args...));
   }

@@ -307,7 +307,8 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     const dim3 grid{unsigned(g.groups.x), unsigned(g.groups.y), unsigned(g.groups.z)};
     const dim3 block{unsigned(g.groupsize.x), unsigned(g.groupsize.y), unsigned(g.groupsize.z)};
     const auto dynamic = static_cast<std::uint32_t>(g.dynamic_local_memory);
-    const ki::ka::detail::gpu_geometry geo{g.range.extents(), g.range.firsts(), g.groups, dynamic};
+    const ki::ka::detail::gpu_geometry geo{g.range.extents(), g.range.firsts(), g.groups, dynamic,
+                                           ki::detail::next_launch_seed(backend_traits<B>::name)};
     const auto s = KI_OFFLOAD_NAMESPACE::detail::queues().stream();
     KI_OFFLOAD_LAUNCH((ki::ka::detail::ka_entry<S, F, A...>), grid, block, dynamic, s, geo, f, args...);
     const auto e = KI_OFFLOAD_API(GetLastError)();

@@ -44,6 +44,8 @@ struct ka_config {
   ka_order order = ka_order::forward;
   std::uint64_t seed = 0;            ///< random order: the permutation's seed (per group)
   std::size_t max_local_memory = 0;  ///< bytes per work-group
+  /// The oracle's checks of ki::seed(i, s) (ki/rand.hpp), or null.
+  ki::detail::cpu::rand_checker* rand_check = nullptr;
   std::size_t stack_size = 0;        ///< of the fiber the groups run on (faults are reported, not fatal)
   /// Phases run in an explicit order even when it is forward, the running work-item recorded
   /// per item: a fault (an invalid access, a stack overflow) then names it (the oracle). Else
