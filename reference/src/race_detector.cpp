@@ -235,9 +235,9 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
   const cpu::item_state& ib = item_at(b.item);
   if (race_instances_.size() < max_instances || g_.on_race != nullptr) {
     std::string text = std::string(kind) + " race on " + describe(index, count, local) + ": work-item " +
-                       to_string(ia.local_id) + " " + a_did + " at " + to_string(loc(a)) + ", then work-item " +
-                       to_string(ib.local_id) + " " + b_did + " at " + to_string(loc(b)) +
-                       ", with no barrier between them";
+                       to_string(ia.local_id) + " " + a_did + " at " + to_string(loc(a)) +
+                       cpu::helper_note(a.pc, loc(a)) + ", then work-item " + to_string(ib.local_id) + " " + b_did +
+                       " at " + to_string(loc(b)) + cpu::helper_note(b.pc, loc(b)) + ", with no barrier between them";
     if (a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write)
       text += cpu::ambiguous_read_note;
     if (g_.on_race != nullptr) [[unlikely]]

@@ -152,6 +152,44 @@ struct ka_pointer {
     });
   }
 };
+/// The stencil's race through indexing helpers (as OpenCL macros become): the accesses are at
+/// the helpers' lines, and the report adds the kernel's lines (issue 36, item 5): `at` returns a
+/// reference, which the kernel uses (used at ...); `get` reads the element itself, inlined into
+/// its caller (in a function called at ...).
+struct stencil_through_helper {
+  static constexpr unsigned base = __LINE__, line_at = base + 5, line_get = base + 6, line_write = base + 7,
+                            line_read = base + 8;
+  void operator()(ki::span<i64> out, ki::span<const i64> in) const {
+    auto buf = ki::localmemory<i64, 64>([] {});
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, i = ki::get_global_id().x;
+    const auto at = [&](i64 k) -> i64& { return buf[k % n]; };
+    const auto get = [&](i64 k) { return buf[k % n]; };
+    at(l) = in[i];
+    out[i] = get(l) + get(l + 1);  // BUG: no barrier before reading the neighbour's element
+  }
+};
+
+/// The same in a KA kernel: the helpers called from two phases' statements without a synchronize.
+struct ka_through_helper {
+  static constexpr unsigned base = __LINE__, line_at = base + 5, line_get = base + 6, line_write = base + 7,
+                            line_read = base + 8;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    auto p = g.template localmem<i64, 16>([] {});
+    const auto at = [&](i64 k) -> i64& { return p[k % 16]; };
+    const auto get = [&](i64 k) { return p[k % 16]; };
+    g.items([&](auto i) { at(i.local_linear()) = i.local_linear(); });
+    g.items([&](auto i) { out[i.global_linear()] = get(i.local_linear() + 1); });  // BUG: no synchronize
+  }
+};
+/// An index one past the end, made inside a helper that reads the element itself.
+struct out_of_bounds_in_helper {
+  static constexpr unsigned base = __LINE__, line_get = base + 2, line_call = base + 3;
+  void operator()(ki::span<i64> out) const {
+    const auto get = [&](i64 k) { return out[k + 1]; };
+    if (ki::get_global_id().x == 0) out[0] = get(out.size() - 1);
+  }
+};
 // clang-format on
 
 }  // namespace
@@ -286,4 +324,62 @@ TEST_CASE("checked: a KA race through a pointer into localmem", "[oracle][checke
   CHECK(has(w, "race on element 1 of localmem"));
   CHECK(has(w, "work-item (0, 0, 0) read it at " + at(ka_pointer::line_read) +
                    ", then work-item (1, 0, 0) wrote it at " + at(ka_pointer::line_write)));
+}
+
+TEST_CASE("checked: a race inside a helper names the kernel's lines that reached it", "[oracle][checked][hooks]") {
+  // (Helpers inlined in an optimised build: their call sites are in the accesses' inlining
+  // chains. Without optimisation only the helpers' lines can be named.)
+  const auto b = backend_for("cuda");
+  std::vector<i64> h(64, 1);
+  auto in = ki::to_device(b, h);
+  const auto o = run(b, stencil_through_helper{}, 1, 64, in);
+  REQUIRE(o.error);
+  CHECK(o.error->error_kind() == kind::data_race);
+  const std::string w = what(o);
+  INFO(w);
+  CHECK(has(w, "read it at " + at(stencil_through_helper::line_get)));
+  CHECK(has(w, "wrote it at " + at(stencil_through_helper::line_at)));
+#ifdef __OPTIMIZE__
+  CHECK(has(w, "read it at " + at(stencil_through_helper::line_get) + " (in a function called at " +
+                   at(stencil_through_helper::line_read) + ")"));
+  CHECK(has(w, "wrote it at " + at(stencil_through_helper::line_at) + " (used at " +
+                   at(stencil_through_helper::line_write) + ")"));
+#endif
+  // Accesses in the kernel's own body name nothing more.
+  const auto plain = run(b, stencil_without_barrier{}, 1, 64, in);
+  REQUIRE(plain.error);
+  CHECK(!has(what(plain), "called at"));
+  CHECK(!has(what(plain), "used at"));
+}
+
+TEST_CASE("checked: a KA race inside a helper names the phases' lines that reached it", "[oracle][checked][hooks]") {
+  auto b = backend_for("cuda");
+  auto out = ki::zeros<i64>(b, 16);
+  std::string w;
+  try {
+    ki::ka::kernel(b, ka_through_helper{}, ki::ka::groupsize<16>)({.ndrange = 16}, out);
+    ki::synchronize(b);
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == kind::data_race);
+    w = e.what();
+  }
+  INFO(w);
+  CHECK(has(w, "race on element 1 of localmem"));
+#ifdef __OPTIMIZE__
+  CHECK(has(w, "wrote it at " + at(ka_through_helper::line_at) + " (used at " + at(ka_through_helper::line_write) +
+                   ")"));
+  CHECK(has(w, "read it at " + at(ka_through_helper::line_get) + " (in a function called at " +
+                   at(ka_through_helper::line_read) + ")"));
+#endif
+}
+
+TEST_CASE("checked: an index out of bounds inside a helper names the line that called it", "[oracle][checked][hooks]") {
+  const auto o = run(backend_for("cuda"), out_of_bounds_in_helper{}, 1, 1);  // out: 1 element
+  REQUIRE(o.error);
+  const std::string w = what(o);
+  INFO(w);
+  CHECK(has(w, "index 1 is out of bounds at " + at(out_of_bounds_in_helper::line_get)));
+#ifdef __OPTIMIZE__
+  CHECK(has(w, "(in a function called at " + at(out_of_bounds_in_helper::line_call) + ")"));
+#endif
 }

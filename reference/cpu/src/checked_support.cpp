@@ -177,23 +177,63 @@ std::vector<std::pair<std::string, unsigned>> frames(const module_address& m) {
 }
 }  // namespace
 
-source_location code_location(const void* pc) {
-  static std::mutex m;
-  static std::unordered_map<const void*, source_location> cache;
+namespace {
+/// One frame of pc's inlining chain: its location (file kept forever), and whether it is the
+/// user's code (not ki's headers, not the compiler's or the system's).
+struct chain_frame {
+  source_location at;
+  bool user;
+};
+/// pc's inlining chain, innermost first (cached per pc; the lock held by the caller).
+const std::vector<chain_frame>& chain_of(const void* pc) {
+  static std::unordered_map<const void*, std::vector<chain_frame>> cache;
   static std::set<std::string> names;  // the file names the locations point into (kept forever)
-  std::lock_guard lock(m);
   if (auto it = cache.find(pc); it != cache.end()) return it->second;
-  source_location found{};
+  std::vector<chain_frame> chain;
   const module_address mod = locate(pc);
-  if (!mod.file.empty()) {
+  if (!mod.file.empty())
     for (const auto& [file, line] : frames(mod))
-      if (line != 0 && file != "??" && !in_library_headers(file)) {
-        found = {names.insert(file).first->c_str(), line, 0};
-        break;
-      }
-  }
-  cache.emplace(pc, found);
-  return found;
+      if (line != 0 && file != "??")
+        chain.push_back({{names.insert(file).first->c_str(), line, 0}, !in_library_headers(file)});
+  return cache.emplace(pc, std::move(chain)).first->second;
+}
+std::mutex chain_m;
+}  // namespace
+
+source_location code_location(const void* pc) {
+  std::lock_guard lock(chain_m);
+  for (const chain_frame& f : chain_of(pc))
+    if (f.user) return f.at;
+  return {};
+}
+
+helper_use helper_caller(const void* pc, const source_location& at) {
+  if (pc == nullptr || at.line == 0) return {};
+  std::lock_guard lock(chain_m);
+  const auto& chain = chain_of(pc);
+  const auto same = [](const source_location& a, const source_location& b) {
+    return a.line == b.line && std::strcmp(base_name(a.file), base_name(b.file)) == 0;
+  };
+  // The access's own line in the chain: the helper ran there, inlined into the function that
+  // called it, the next frame (where the user's code called it directly: a frame of ki's
+  // between them means ki called the user's code, e.g. a KA phase, not a helper).
+  for (std::size_t k = 0; k < chain.size(); ++k)
+    if (chain[k].user && same(chain[k].at, at)) {
+      if (k + 1 < chain.size() && chain[k + 1].user && !same(chain[k + 1].at, at)) return {chain[k + 1].at, true};
+      return {};
+    }
+  // Not in the chain: the subscript made a reference (a helper returning T&) that the
+  // instruction at pc used, at the innermost user frame's line.
+  for (const chain_frame& f : chain)
+    if (f.user) return same(f.at, at) ? helper_use{} : helper_use{f.at, false};
+  return {};
+}
+
+std::string helper_note(const void* pc, const source_location& at) {
+  const helper_use u = helper_caller(pc, at);
+  if (u.at.line == 0) return {};
+  return std::string(u.called ? " (in a function called at " : " (used at ") + base_name(u.at.file) + ":" +
+         std::to_string(u.at.line) + ")";
 }
 
 }  // namespace ki::detail::cpu

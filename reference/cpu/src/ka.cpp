@@ -277,8 +277,9 @@ class ka_races final : public ki::detail::checked::recorder {
     const bool ambiguous = a.how == touch::read_or_same_value_write || b_how == touch::read_or_same_value_write;
     first_ =
         found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + did(a.how) +
-                  " at " + to_string(loc(a)) + ", then work-item " + item_id(b.item) + " " + did(b_how) + " at " +
-                  to_string(loc(b)) + ", with no synchronize between them" + (ambiguous ? ambiguous_read_note : ""),
+                  " at " + to_string(loc(a)) + helper_note(a.pc, loc(a)) + ", then work-item " + item_id(b.item) + " " +
+                  did(b_how) + " at " + to_string(loc(b)) + helper_note(b.pc, loc(b)) +
+                  ", with no synchronize between them" + (ambiguous ? ambiguous_read_note : ""),
               b.item, loc(b)};
   }
   /// Resolves the running work-item's accesses: each one's bytes before it are compared with

@@ -54,7 +54,7 @@ struct local_array_info {
   if (site != nullptr && site->line != 0) array += " allocated at " + location_string(*site);
   array += " (" + shape + " elements of " + a->type + ")";
   throw_out_of_bounds(std::to_string(i) + (dim >= 0 ? " in dimension " + std::to_string(dim) : ""),
-                      {file, line, column}, array);
+                      {file, line, column}, array, __builtin_return_address(0));
 }
 }  // namespace detail
 #endif

@@ -30,11 +30,12 @@ inline std::string location_string(const source_location& w) {
   return w.column != 0 ? r + ":" + std::to_string(w.column) : r;
 }
 /// "index 8 is out of bounds at k.cpp:17 for <array>" (`index`: "8" or "(3, 2, 0)").
+/// `pc`: the access's code (the return address of the cold function that throws), or null.
 [[noreturn]] inline void throw_out_of_bounds(const std::string& index, const source_location& at,
-                                             const std::string& array) {
+                                             const std::string& array, const void* pc = nullptr) {
   throw out_of_bounds(
       "index " + index + " is out of bounds" + (at.line != 0 ? " at " + location_string(at) : "") + " for " + array,
-      at);
+      at, pc);
 }
 // Out of line and cold, taking values: an access inlined into a kernel's loop is then a
 // compare and a never-taken branch, and the span itself can stay in registers. `type` is the
@@ -44,7 +45,8 @@ inline std::string location_string(const source_location& w) {
                                                                       const char* file, unsigned line,
                                                                       unsigned column) {
   throw_out_of_bounds(std::to_string(i), {file, line, column},
-                      std::string("a ki::span<") + type + "> of " + std::to_string(n) + " elements");
+                      std::string("a ki::span<") + type + "> of " + std::to_string(n) + " elements",
+                      __builtin_return_address(0));
 }
 [[noreturn, gnu::noinline, gnu::cold]] inline void span_out_of_bounds(xyz<std::int64_t> i, xyz<std::int64_t> n,
                                                                       const char* type, const char* file, unsigned line,
@@ -52,7 +54,8 @@ inline std::string location_string(const source_location& w) {
   throw_out_of_bounds("(" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) + ")",
                       {file, line, column},
                       std::string("a ki::span<") + type + "> of extents (" + std::to_string(n.x) + ", " +
-                          std::to_string(n.y) + ", " + std::to_string(n.z) + ")");
+                          std::to_string(n.y) + ", " + std::to_string(n.z) + ")",
+                      __builtin_return_address(0));
 }
 #endif
 /// Set on a thread while simd_cpu runs a phase written g.items(ki::ka::unchecked, f) or

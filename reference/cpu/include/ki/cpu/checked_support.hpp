@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <ki/detail/cpu/checked.hpp>
@@ -125,6 +126,20 @@ class array_names {
 /// program has no debug information there or `addr2line` (binutils) is not found. Slow the
 /// first time per pc (it runs addr2line), cached after: call it only to report.
 source_location code_location(const void* pc);
+/// Where the user's code reached the access at pc named at `at` (its subscript's line) from,
+/// when that is elsewhere: an indexing helper (as OpenCL macros become) whose access the
+/// compiler inlined into its caller is `called` from the caller's line (pc's inlining chain
+/// has the call); a subscript that made a reference (a helper returning T&) is used at the line
+/// of the instruction at pc. Line 0: nothing to add (no debug information, an access in the
+/// kernel's own body, a helper called out of line). Slow the first time per pc, like
+/// code_location.
+struct helper_use {
+  source_location at{};
+  bool called = false;
+};
+helper_use helper_caller(const void* pc, const source_location& at);
+/// " (in a function called at k.cpp:31)" or " (used at k.cpp:31)" for helper_caller, or "".
+std::string helper_note(const void* pc, const source_location& at);
 
 /// The line to name an access by: its subscript's (`named`, where one named it: the line of the
 /// subscript expression, also in a statement over several lines), else its own instruction's
