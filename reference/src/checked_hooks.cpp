@@ -24,8 +24,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <unordered_map>
+#include <vector>
 
 #include <ki/detail/cpu/checked.hpp>
+#include <ki/detail/cpu/executor.hpp>
 
 namespace {
 namespace checked = ki::detail::checked;
@@ -52,6 +55,74 @@ constinit thread_local bool busy = false;
   busy = false;
 }
 constexpr int seq_cst = __ATOMIC_SEQ_CST;
+
+// The shadow call stacks (checked::shadow_calls): one per work-item (its item_state; KA phases,
+// which run their work-items one after another to the end, share the thread's null one), since
+// the work-items of a KI group switch at barriers in the middle of their functions. Kept only
+// while a recorder runs; a stack holds at most 256 frames (deeper calls are counted, not kept).
+using stack = std::vector<const void*>;
+struct stacks {
+  std::unordered_map<const void*, stack> by_item;
+  const void* owner = nullptr;
+  stack* current = nullptr;
+};
+constinit thread_local stacks* shadow = nullptr;
+constexpr std::size_t max_depth = 256;
+struct deep_count {
+  std::unordered_map<const void*, std::size_t> by_item;
+};
+constinit thread_local deep_count* deep = nullptr;
+
+stack& running_stack() {
+  const void* owner = ki::detail::cpu::current;
+  if (shadow->current == nullptr || shadow->owner != owner) {
+    shadow->current = &shadow->by_item[owner];
+    shadow->owner = owner;
+  }
+  return *shadow->current;
+}
+const void* caller_of(const void* pc) {
+  if (shadow == nullptr) return nullptr;
+  const stack& s = running_stack();
+  for (std::size_t k = s.size(); k-- > 0 && k + 8 >= s.size();)  // (the error path's few frames)
+    if (s[k] == pc) return k > 0 ? s[k - 1] : nullptr;
+  return s.empty() ? nullptr : s.back();
+}
+void forget_all() {
+  if (shadow == nullptr) return;
+  shadow->by_item.clear();
+  shadow->current = nullptr;
+  if (deep != nullptr) deep->by_item.clear();
+}
+void enter(const void* pc) {
+  if (checked::active == nullptr || busy) [[likely]]
+    return;
+  busy = true;
+  if (shadow == nullptr) {
+    shadow = new stacks;  // (per thread, never freed: hooks run until the thread's end)
+    deep = new deep_count;
+    checked::calls = {&caller_of, &forget_all};
+  }
+  stack& s = running_stack();
+  if (s.size() < max_depth) s.push_back(pc);
+  else ++deep->by_item[shadow->owner];
+  busy = false;
+}
+void leave() {
+  if (checked::active == nullptr || busy || shadow == nullptr) [[likely]]
+    return;
+  busy = true;
+  stack& s = running_stack();
+  if (!deep->by_item.empty()) {
+    if (auto it = deep->by_item.find(shadow->owner); it != deep->by_item.end() && it->second > 0) {
+      --it->second;
+      busy = false;
+      return;
+    }
+  }
+  if (!s.empty()) s.pop_back();
+  busy = false;
+}
 }  // namespace
 
 #define KI_RA __builtin_return_address(0)
@@ -60,8 +131,8 @@ extern "C" {
 // Instrumented code calls these, with the C ABI, from any thread: default visibility, no
 // exceptions (the recorder's `plain` does not throw).
 void __tsan_init() {}
-void __tsan_func_entry(void*) {}
-void __tsan_func_exit() {}
+void __tsan_func_entry(void* caller) { enter(caller); }
+void __tsan_func_exit() { leave(); }
 
 #define KI_PLAIN(n)                                                                  \
   void __tsan_read##n(void* p) { record(p, n, false, KI_RA); }                       \

@@ -22,6 +22,7 @@ void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i6
   g_ = g;
   group_linear_ = group_linear;
   group_id_ = group_id;
+  checked::forget_calls();  // (the shadow call stacks: what a fault or an exception left)
   races_ = 0;
   race_instances_.clear();
   race_where_.clear();
@@ -161,7 +162,7 @@ void race_detector::record_plain(const cpu::item_state* it, const void* addr, st
     const source_location where = sub ? sub->where : source_location{};
     for (i64 index = a.first; index <= a.last; ++index) {
       const unsigned char* e = a.element(index);
-      const access_rec mine{it->local_linear, where, sg_serial_, pc};
+      const access_rec mine{it->local_linear, where, sg_serial_, pc, cpu::touch::read, checked::caller_of(pc)};
       if (g_.on_access != nullptr) [[unlikely]]
         g_.on_access(g_.on_access_ctx, *it, e, index, loc(mine));
       if (write && !g_.same_value_race && a.element_size <= sizeof deferred_.old && a.first == a.last) {
@@ -236,8 +237,9 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
   if (race_instances_.size() < max_instances || g_.on_race != nullptr) {
     std::string text = std::string(kind) + " race on " + describe(index, count, local) + ": work-item " +
                        to_string(ia.local_id) + " " + a_did + " at " + to_string(loc(a)) +
-                       cpu::helper_note(a.pc, loc(a)) + ", then work-item " + to_string(ib.local_id) + " " + b_did +
-                       " at " + to_string(loc(b)) + cpu::helper_note(b.pc, loc(b)) + ", with no barrier between them";
+                       cpu::helper_note(a.pc, loc(a), a.caller) + ", then work-item " + to_string(ib.local_id) + " " +
+                       b_did + " at " + to_string(loc(b)) + cpu::helper_note(b.pc, loc(b), b.caller) +
+                       ", with no barrier between them";
     if (a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write)
       text += cpu::ambiguous_read_note;
     if (g_.on_race != nullptr) [[unlikely]]
@@ -306,8 +308,8 @@ void race_detector::judge(const void* addr, access_rec mine, bool changed, bool 
     // the read can race with another group's write).
     if (fresh || (changed && !g->second.wrote) ||
         (!g->second.wrote && cpu::may_keep(g->second.how) && mine.how == cpu::touch::read))
-      g->second = global_access{addr,     group_linear_, group_id_, me.local_id, changed,
-                                mine.how, mine.where,    count,     index,       mine.pc};
+      g->second = global_access{addr,  group_linear_, group_id_, me.local_id, changed, mine.how,
+                                mine.where, count,     index,     mine.pc,     mine.caller};
   }
 }
 
@@ -422,8 +424,9 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, const glo
                            " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
                            std::to_string(a.count) + " elements: work-item " + to_string(a.local_id) +
                            " of work-group " + to_string(a.group_id) + " " + cpu::did(a.how) + " at " +
-                           to_string(a_where) + ", work-item " + to_string(b.local_id) + " of work-group " +
-                           to_string(b.group_id) + " " + cpu::did(b.how) + " at " + to_string(b_where);
+                           to_string(a_where) + cpu::helper_note(a.pc, a_where, a.caller) + ", work-item " +
+                           to_string(b.local_id) + " of work-group " + to_string(b.group_id) + " " + cpu::did(b.how) +
+                           " at " + to_string(b_where) + cpu::helper_note(b.pc, b_where, b.caller);
   const bool ambiguous = a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write;
   const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
                           " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +

@@ -76,6 +76,7 @@ struct global_access {
   source_location where;  // the subscript's (an instrumented access: resolved from pc when reported)
   std::int64_t count, index;
   const void* pc = nullptr;  // the instruction (instrumented kernels), else null
+  const void* caller = nullptr;  // the return address of its function (the shadow call stack), else null
 };
 /// What deciding races between work-groups needs of one element of global memory: the accesses
 /// of the two lowest groups that touched it and of the lowest that wrote it (group -1: none).
@@ -196,6 +197,7 @@ class race_detector final : public ki::detail::checked::recorder {
     std::uint64_t at = 0;               // sg_serial_ when the access was judged (sub-group barriers before it)
     const void* pc = nullptr;           // the instruction (instrumented kernels), else null
     cpu::touch how = cpu::touch::read;  // (set by judge: what the reports call it)
+    const void* caller = nullptr;       // the return address of the function it is in (checked::caller_of)
   };
   /// An instrumented write under same_value_writes::allowed, judged once the element's new
   /// bytes are known (the work-item's next recorded event): a write of the value it held is

@@ -190,6 +190,26 @@ struct out_of_bounds_in_helper {
     if (ki::get_global_id().x == 0) out[0] = get(out.size() - 1);
   }
 };
+/// Helpers the compiler does not inline: their callers' lines come from the shadow call stack.
+[[gnu::noinline]] i64 read_element(ki::span<const i64> s, i64 k) {
+  return s[k];  // line_read_element
+}
+constexpr unsigned line_read_element = __LINE__ - 2;
+struct out_of_bounds_in_noinline_helper {
+  static constexpr unsigned line_call = __LINE__ + 2;
+  void operator()(ki::span<i64> out) const {
+    if (ki::get_global_id().x == 0) out[0] = read_element(out, out.size());
+  }
+};
+struct race_in_noinline_helper {
+  static constexpr unsigned line_write = __LINE__ + 4, line_call = __LINE__ + 5;
+  void operator()(ki::span<i64> out) const {
+    auto buf = ki::localmemory<i64, 64>([] {});
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x;
+    buf[l] = l;
+    out[ki::get_global_id().x] = read_element(buf.as_span(), (l + 1) % n);  // BUG: no barrier
+  }
+};
 // clang-format on
 
 }  // namespace
@@ -382,4 +402,22 @@ TEST_CASE("checked: an index out of bounds inside a helper names the line that c
 #ifdef __OPTIMIZE__
   CHECK(has(w, "(in a function called at " + at(out_of_bounds_in_helper::line_call) + ")"));
 #endif
+}
+
+TEST_CASE("checked: a helper that is not inlined is named with its caller's line (the shadow call stack)",
+          "[oracle][checked][hooks]") {
+  const auto b = backend_for("cuda");
+  const auto o = run(b, out_of_bounds_in_noinline_helper{}, 1, 1);  // out: 1 element
+  REQUIRE(o.error);
+  std::string w = what(o);
+  INFO(w);
+  CHECK(has(w, "index 1 is out of bounds at " + at(line_read_element) + " for a ki::span<const long int> of 1 elements" +
+                   " (in a function called at " + at(out_of_bounds_in_noinline_helper::line_call) + ")"));
+  const auto r = run(b, race_in_noinline_helper{}, 1, 64);
+  REQUIRE(r.error);
+  w = what(r);
+  INFO(w);
+  CHECK(has(w, "read it at " + at(line_read_element) + " (in a function called at " +
+                   at(race_in_noinline_helper::line_call) + ")"));
+  CHECK(has(w, "wrote it at " + at(race_in_noinline_helper::line_write) + ", "));
 }

@@ -207,7 +207,7 @@ source_location code_location(const void* pc) {
   return {};
 }
 
-helper_use helper_caller(const void* pc, const source_location& at) {
+helper_use helper_caller(const void* pc, const source_location& at, const void* caller) {
   if (pc == nullptr || at.line == 0) return {};
   std::lock_guard lock(chain_m);
   const auto& chain = chain_of(pc);
@@ -219,7 +219,17 @@ helper_use helper_caller(const void* pc, const source_location& at) {
   // between them means ki called the user's code, e.g. a KA phase, not a helper).
   for (std::size_t k = 0; k < chain.size(); ++k)
     if (chain[k].user && same(chain[k].at, at)) {
-      if (k + 1 < chain.size() && chain[k + 1].user && !same(chain[k + 1].at, at)) return {chain[k + 1].at, true};
+      if (k + 1 < chain.size()) {
+        if (chain[k + 1].user && !same(chain[k + 1].at, at)) return {chain[k + 1].at, true};
+        return {};
+      }
+      // The function of the access is not inlined anywhere: its caller is the line of the
+      // return address the shadow call stack kept (a call from ki's code names no user line).
+      if (caller == nullptr) return {};
+      for (const chain_frame& f : chain_of(caller)) {
+        if (!f.user) return {};
+        if (!same(f.at, at)) return {f.at, true};
+      }
       return {};
     }
   // Not in the chain: the subscript made a reference (a helper returning T&) that the
@@ -229,8 +239,8 @@ helper_use helper_caller(const void* pc, const source_location& at) {
   return {};
 }
 
-std::string helper_note(const void* pc, const source_location& at) {
-  const helper_use u = helper_caller(pc, at);
+std::string helper_note(const void* pc, const source_location& at, const void* caller) {
+  const helper_use u = helper_caller(pc, at, caller);
   if (u.at.line == 0) return {};
   return std::string(u.called ? " (in a function called at " : " (used at ") + base_name(u.at.file) + ":" +
          std::to_string(u.at.line) + ")";

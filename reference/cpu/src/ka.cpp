@@ -62,7 +62,8 @@ class ka_races final : public ki::detail::checked::recorder {
     touch how;  // what the group's recorded access was (wrote: touch::wrote)
     source_location where;
     i64 index, count;
-    const void* pc = nullptr;  // (instrumented kernels: the instruction)
+    const void* pc = nullptr;      // (instrumented kernels: the instruction)
+    const void* caller = nullptr;  // (instrumented kernels: the return address of its function)
   };
   /// The launch's record of global memory: per element touched (not per group and element), the
   /// accesses a race report needs. Each group adds at most one entry per element.
@@ -107,6 +108,7 @@ class ka_races final : public ki::detail::checked::recorder {
              bool same_value_race) {
     own_ = own;
     same_value_race_ = same_value_race;
+    ki::detail::checked::forget_calls();  // (the shadow call stacks: what a fault or an exception left)
     locals_ = locals;
     privates_ = privates;
     log_ = log;
@@ -175,7 +177,7 @@ class ka_races final : public ki::detail::checked::recorder {
       for (i64 index = a.first; index <= a.last; ++index) {
         const unsigned char* e = a.element(index);
         pending_.push_back({e, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false,
-                            write ? kind_write : kind_read, pc});
+                            write ? kind_write : kind_read, pc, ki::detail::checked::caller_of(pc)});
         bytes_.insert(bytes_.end(), e, e + a.element_size);
       }
     } catch (...) {  // (the hooks' callers expect no exception: this access goes unchecked)
@@ -224,12 +226,14 @@ class ka_races final : public ki::detail::checked::recorder {
     bool atomic;
     int kind = kind_unknown;  // known for instrumented accesses; else told by the bytes
     const void* pc = nullptr;
+    const void* caller = nullptr;  // the return address of its function (checked::caller_of)
   };
   struct rec {
     i64 item = -1;
     source_location where{};
     const void* pc = nullptr;
     touch how = touch::read;
+    const void* caller = nullptr;
   };
   static source_location loc(const rec& r) { return access_location(r.pc, r.where); }
   static source_location loc(const pending& p) { return access_location(p.pc, p.where); }
@@ -277,8 +281,8 @@ class ka_races final : public ki::detail::checked::recorder {
     const bool ambiguous = a.how == touch::read_or_same_value_write || b_how == touch::read_or_same_value_write;
     first_ =
         found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + did(a.how) +
-                  " at " + to_string(loc(a)) + helper_note(a.pc, loc(a)) + ", then work-item " + item_id(b.item) + " " +
-                  did(b_how) + " at " + to_string(loc(b)) + helper_note(b.pc, loc(b)) +
+                  " at " + to_string(loc(a)) + helper_note(a.pc, loc(a), a.caller) + ", then work-item " +
+                  item_id(b.item) + " " + did(b_how) + " at " + to_string(loc(b)) + helper_note(b.pc, loc(b), b.caller) +
                   ", with no synchronize between them" + (ambiguous ? ambiguous_read_note : ""),
               b.item, loc(b)};
   }
@@ -307,7 +311,7 @@ class ka_races final : public ki::detail::checked::recorder {
       const bool wrote = how == touch::wrote;
       shadow& sh = shadow_[p.addr];
       if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
-      const rec me{p.item, p.where, p.pc, how};
+      const rec me{p.item, p.where, p.pc, how, p.caller};
       const local_site* local = local_of(p.addr);
       const local_site* priv = local != nullptr ? nullptr : site_of(*privates_, p.addr);
       if (local != nullptr || priv != nullptr) {  // the group's own memory: written yet?
@@ -318,7 +322,7 @@ class ka_races final : public ki::detail::checked::recorder {
       if (log_ != nullptr && local == nullptr && priv == nullptr) {  // global memory: this group's use of it
         // The group's record: its first access, its first write, or a read after an access that
         // may have been a same-value write (under `allowed` only the read races).
-        const global_entry mine{p.addr, group_, p.item, wrote, how, p.where, p.index, p.count, p.pc};
+        const global_entry mine{p.addr, group_, p.item, wrote, how, p.where, p.index, p.count, p.pc, p.caller};
         auto [it, fresh] = globals_.try_emplace(p.addr, mine);
         if (!fresh && !it->second.wrote && (wrote || (may_keep(it->second.how) && how == touch::read)))
           it->second = mine;
@@ -386,9 +390,11 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
                           " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
                           std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) +
                           " of work-group " + to_string(group_id(a.group)) + " " + did(a.how) + " at " +
-                          to_string(access_location(a.pc, a.where)) + ", work-item " + to_string(local_id(b.item)) +
-                          " of work-group " + to_string(group_id(b.group)) + " " + did(b.how) + " at " +
-                          to_string(access_location(b.pc, b.where)) +
+                          to_string(access_location(a.pc, a.where)) +
+                          helper_note(a.pc, access_location(a.pc, a.where), a.caller) + ", work-item " +
+                          to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) + " " +
+                          did(b.how) + " at " + to_string(access_location(b.pc, b.where)) +
+                          helper_note(b.pc, access_location(b.pc, b.where), b.caller) +
                           " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +
                           (ambiguous ? ambiguous_read_note : "");
   return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item),

@@ -78,13 +78,17 @@ class kernel_error : public device_error {
 class out_of_bounds : public std::out_of_range {
  public:
   using std::out_of_range::out_of_range;
-  out_of_bounds(const std::string& what, const source_location& at, const void* code = nullptr)
-      : std::out_of_range(what), where(at), pc(code) {}
+  out_of_bounds(const std::string& what, const source_location& at, const void* code = nullptr,
+                const void* code_caller = nullptr)
+      : std::out_of_range(what), where(at), pc(code), caller(code_caller) {}
   source_location where{};
   /// The code that made the access (an address in the kernel, where known, else null): the CPU
   /// backends name the line of the user's function that called a helper doing the access, where
   /// the program has debug information there (checked-access mode always has).
   const void* pc = nullptr;
+  /// The return address of the function that made the access, where checked-access mode's
+  /// shadow call stack knows it (a helper the compiler did not inline), else null.
+  const void* caller = nullptr;
 };
 
 }  // namespace ki

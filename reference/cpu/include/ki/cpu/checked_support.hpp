@@ -131,15 +131,16 @@ source_location code_location(const void* pc);
 /// compiler inlined into its caller is `called` from the caller's line (pc's inlining chain
 /// has the call); a subscript that made a reference (a helper returning T&) is used at the line
 /// of the instruction at pc. Line 0: nothing to add (no debug information, an access in the
-/// kernel's own body, a helper called out of line). Slow the first time per pc, like
-/// code_location.
+/// kernel's own body). `caller`: the return address of the function the access is in (checked
+/// mode's shadow call stack, checked::caller_of), for a helper the compiler did not
+/// inline. Slow the first time per pc, like code_location.
 struct helper_use {
   source_location at{};
   bool called = false;
 };
-helper_use helper_caller(const void* pc, const source_location& at);
+helper_use helper_caller(const void* pc, const source_location& at, const void* caller = nullptr);
 /// " (in a function called at k.cpp:31)" or " (used at k.cpp:31)" for helper_caller, or "".
-std::string helper_note(const void* pc, const source_location& at);
+std::string helper_note(const void* pc, const source_location& at, const void* caller = nullptr);
 
 /// The line to name an access by: its subscript's (`named`, where one named it: the line of the
 /// subscript expression, also in a statement over several lines), else its own instruction's

@@ -133,7 +133,7 @@ inline item_failure current_failure() {
   } catch (const unsupported_operation& u) {
     return {kernel_error::kind::unsupported, u.what(), false, -1, u.where};
   } catch (const out_of_bounds& o) {  // names the access's line: where() is that line
-    return {kernel_error::kind::exception, std::string("failed a bounds check: ") + o.what() + helper_note(o.pc, o.where),
+    return {kernel_error::kind::exception, std::string("failed a bounds check: ") + o.what() + helper_note(o.pc, o.where, o.caller),
             false, -1, o.where};
   } catch (const std::bad_alloc&) {  // the kernel's own allocation, or an oracle's records of it
     return {kernel_error::kind::resource,

@@ -68,6 +68,25 @@ class recorder {
 /// The recorder of the work-group running on this thread (null outside kernels).
 inline constinit thread_local recorder* active = nullptr;
 
+/// The shadow call stack of instrumented code (KI_CHECKED_HOOKS: the instrumentation's function
+/// entry and exit hooks keep one per work-item, reference/src/checked_hooks.cpp), so that a report
+/// can name the line that called a helper the compiler did not inline. Set by the hooks on their
+/// first call (null: no instrumented code has run, or no hooks).
+struct shadow_calls {
+  /// The return address of the function containing the code at pc, as the running work-item's
+  /// stack has it: below the frame entered from pc (pc a call's return address) where there is
+  /// one, else the innermost frame (pc an access in the innermost instrumented function).
+  const void* (*caller_of)(const void* pc) = nullptr;
+  /// Forgets every stack of this thread (a group starts: what a fault or an exception left).
+  void (*forget)() = nullptr;
+};
+inline constinit thread_local shadow_calls calls{};
+/// calls.caller_of(pc), or null.
+inline const void* caller_of(const void* pc) { return calls.caller_of != nullptr ? calls.caller_of(pc) : nullptr; }
+inline void forget_calls() {
+  if (calls.forget != nullptr) calls.forget();
+}
+
 // (Two spellings of note(), one per way of recording, in inline namespaces of their own: a
 // program may link translation units of both kinds without two different bodies of one inline
 // function.)
