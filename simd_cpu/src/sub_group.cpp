@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -21,7 +22,7 @@
 
 namespace ki::simd_cpu::detail {
 using ki::detail::cpu::collective;
-using ki::detail::cpu::collective_kind;
+using ki::detail::cpu::fold_kind;
 using i64 = std::int64_t;
 
 namespace {
@@ -62,38 +63,50 @@ struct transparent<std::bit_xor<T>> {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 template <class T, class Op>
-void fold_vector(collective* const* at, i64 n, collective_kind kind) {
+void scan_vector(const T* v, collective* const* at, i64 n, bool inclusive);
+
+template <class T, class Op>
+void fold_vector(collective* const* at, i64 n, fold_kind kind) {
   alignas(64) T v[max_lanes];
   for (i64 l = 0; l < n; ++l) std::memcpy(&v[l], at[l]->value, sizeof(T));
   const Op op{};
-  if (kind == collective_kind::reduce) {
-    using batch = xsimd::batch<T>;
-    constexpr i64 B = static_cast<i64>(batch::size);
-    T r;
-    i64 l = 0;
-    if (n >= B) {
-      batch acc = batch::load_aligned(&v[0]);
-      const typename transparent<Op>::type vop{};
-      for (l = B; l + B <= n; l += B) acc = vop(acc, batch::load_aligned(&v[l]));
-      if constexpr (std::is_same_v<Op, std::plus<T>> || std::is_same_v<Op, std::plus<>>) {
-        r = xsimd::hadd(acc);
-      } else {
-        alignas(64) T lanes[B];
-        acc.store_aligned(lanes);
-        r = lanes[0];
-        for (i64 k = 1; k < B; ++k) r = op(r, lanes[k]);
-      }
-    } else {
-      r = v[0];
-      l = 1;
-    }
-    for (; l < n; ++l) r = op(r, v[l]);
-    for (i64 k = 0; k < n; ++k) std::memcpy(at[k]->result, &r, sizeof(T));
-    return;
+  switch (kind) {  // (exhaustive: a fold kind this does not compute is an error, never another fold)
+    case fold_kind::reduce: break;
+    case fold_kind::inclusive_scan:
+    case fold_kind::exclusive_scan: return scan_vector<T, Op>(v, at, n, kind == fold_kind::inclusive_scan);
+    case fold_kind::none: throw std::logic_error("ki::simd_cpu: internal error: a fold without a fold_kind");
   }
-  // Scans: a prefix in lane order (exclusive: starting from init).
+  // reduce: partial folds in vector registers, then across them, then the tail lanes.
+  using batch = xsimd::batch<T>;
+  constexpr i64 B = static_cast<i64>(batch::size);
+  T r;
+  i64 l = 0;
+  if (n >= B) {
+    batch acc = batch::load_aligned(&v[0]);
+    const typename transparent<Op>::type vop{};
+    for (l = B; l + B <= n; l += B) acc = vop(acc, batch::load_aligned(&v[l]));
+    if constexpr (std::is_same_v<Op, std::plus<T>> || std::is_same_v<Op, std::plus<>>) {
+      r = xsimd::hadd(acc);
+    } else {
+      alignas(64) T lanes[B];
+      acc.store_aligned(lanes);
+      r = lanes[0];
+      for (i64 k = 1; k < B; ++k) r = op(r, lanes[k]);
+    }
+  } else {
+    r = v[0];
+    l = 1;
+  }
+  for (; l < n; ++l) r = op(r, v[l]);
+  for (i64 k = 0; k < n; ++k) std::memcpy(at[k]->result, &r, sizeof(T));
+}
+
+/// The scans of fold_vector: a prefix in lane order (exclusive: starting from init).
+template <class T, class Op>
+void scan_vector(const T* v, collective* const* at, i64 n, bool inclusive) {
+  const Op op{};
   T acc;
-  if (kind == collective_kind::scan) {
+  if (inclusive) {
     acc = v[0];
     std::memcpy(at[0]->result, &acc, sizeof(T));
     for (i64 l = 1; l < n; ++l) {

@@ -125,7 +125,7 @@ std::int64_t perform(const scope& s, unspecified_fill fill, fast_fold fast) {
       for (i64 seg = s.begin; seg < s.begin + s.lanes && seg < n; seg += w) {
         const i64 end = seg + w < n ? seg + w : n;
         collective* const* at = s.at + (seg - s.begin);
-        if (row.shape == op_shape::fold && fast != nullptr) fast(at, end - seg, c0.kind);
+        if (row.shape == op_shape::fold && fast != nullptr) fast(at, end - seg, row.fold);
         else row.segment(at, end - seg);
       }
       return 0;

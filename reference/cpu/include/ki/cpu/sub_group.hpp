@@ -53,7 +53,7 @@ struct unspecified_fill {
 
 /// A fold the backend computes its own way (simd_cpu: vector folds of the (type, operator) pairs
 /// it recognises), instead of the row's exact fold; at[0 .. n): one segment's participants.
-using fast_fold = void (*)(collective* const* at, std::int64_t n, collective_kind kind);
+using fast_fold = void (*)(collective* const* at, std::int64_t n, fold_kind kind);
 
 /// Performs the scope's function for every participant (the participants agree), writing each
 /// result; a fold goes to `fast` where given. Returns the number of reads of lanes without a

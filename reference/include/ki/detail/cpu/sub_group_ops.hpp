@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include <ki/source_location.hpp>
@@ -92,6 +93,16 @@ enum class op_shape : std::uint8_t {
   sync,  ///< nothing to compute
 };
 
+/// What a fold computes (op_shape::fold rows; none for the others). Every computation of a fold
+/// switches on it exhaustively: a new fold-shaped operation must say what it is, and each
+/// implementation (the exact fold here, simd_cpu's vector folds) must handle it.
+enum class fold_kind : std::uint8_t {
+  none,
+  reduce,          ///< op(...op(v_0, v_1)..., v_n-1) to every lane
+  inclusive_scan,  ///< lane l: op(...(v_0, ...), v_l)
+  exclusive_scan,  ///< lane 0: init; lane l: op(init, v_0 ... v_l-1)
+};
+
 /// `source`'s answers besides a lane: the caller's own value, or an unspecified one.
 inline constexpr std::int64_t own_value = -1, no_lane = -2;
 
@@ -107,6 +118,8 @@ struct op_row {
   std::int64_t (*source)(const collective& c, std::int64_t lane, std::int64_t seg, std::int64_t w, std::int64_t W);
   /// vote, fold: writes the results of one segment's participants at[0 .. n), n >= 1.
   void (*segment)(collective* const* at, std::int64_t n);
+  /// fold: what it computes (the fast folds of a backend switch on it).
+  fold_kind fold = fold_kind::none;
 };
 
 namespace ops_detail {
@@ -120,7 +133,7 @@ inline void vote(collective* const* at, i64 n, bool all) {
 }
 
 /// The exact fold of any type and operator, in lane order, through the type-erased combine.
-inline void fold(collective* const* at, i64 n, collective_kind kind) {
+inline void fold(collective* const* at, i64 n, fold_kind kind) {
   const collective& c0 = *at[0];
   const std::size_t sz = c0.size;
   alignas(64) unsigned char small[2][256];  // large values (any trivially copyable type) on the heap
@@ -136,24 +149,30 @@ inline void fold(collective* const* at, i64 n, collective_kind kind) {
     unsigned char* t = acc;
     acc = tmp, tmp = t;
   };
-  if (kind == collective_kind::reduce) {  // op(...op(v_0, v_1)..., v_n-1) to every lane
-    std::memcpy(acc, at[0]->value, sz);
-    for (i64 l = 1; l < n; ++l) step(at[l]->value);
-    for (i64 l = 0; l < n; ++l) std::memcpy(at[l]->result, acc, sz);
-  } else if (kind == collective_kind::scan) {  // lane l: op(...(v_0, ...), v_l)
-    std::memcpy(acc, at[0]->value, sz);
-    std::memcpy(at[0]->result, acc, sz);
-    for (i64 l = 1; l < n; ++l) {
-      step(at[l]->value);
-      std::memcpy(at[l]->result, acc, sz);
-    }
-  } else {  // exclusive: lane 0 init; lane l: op(init, v_0 ... v_l-1)
-    std::memcpy(acc, at[0]->init, sz);
-    for (i64 l = 0; l < n; ++l) {
-      std::memcpy(at[l]->result, acc, sz);
-      if (l + 1 < n) step(at[l]->value);
-    }
+  switch (kind) {
+    case fold_kind::reduce:
+      std::memcpy(acc, at[0]->value, sz);
+      for (i64 l = 1; l < n; ++l) step(at[l]->value);
+      for (i64 l = 0; l < n; ++l) std::memcpy(at[l]->result, acc, sz);
+      return;
+    case fold_kind::inclusive_scan:
+      std::memcpy(acc, at[0]->value, sz);
+      std::memcpy(at[0]->result, acc, sz);
+      for (i64 l = 1; l < n; ++l) {
+        step(at[l]->value);
+        std::memcpy(at[l]->result, acc, sz);
+      }
+      return;
+    case fold_kind::exclusive_scan:
+      std::memcpy(acc, at[0]->init, sz);
+      for (i64 l = 0; l < n; ++l) {
+        std::memcpy(at[l]->result, acc, sz);
+        if (l + 1 < n) step(at[l]->value);
+      }
+      return;
+    case fold_kind::none: break;
   }
+  throw std::logic_error("ki: internal error: a fold without a fold_kind");
 }
 }  // namespace ops_detail
 
@@ -191,11 +210,13 @@ inline constexpr op_row ops[] = {
        for (std::int64_t l = 0; l < n; ++l) *static_cast<std::uint64_t*>(at[l]->result) = m;
      }},
     {collective_kind::reduce, "sub_group_reduce", arg_role::none, op_shape::fold, false, nullptr,
-     [](collective* const* at, std::int64_t n) { ops_detail::fold(at, n, collective_kind::reduce); }},
+     [](collective* const* at, std::int64_t n) { ops_detail::fold(at, n, fold_kind::reduce); }, fold_kind::reduce},
     {collective_kind::scan, "sub_group_scan", arg_role::none, op_shape::fold, false, nullptr,
-     [](collective* const* at, std::int64_t n) { ops_detail::fold(at, n, collective_kind::scan); }},
+     [](collective* const* at, std::int64_t n) { ops_detail::fold(at, n, fold_kind::inclusive_scan); },
+     fold_kind::inclusive_scan},
     {collective_kind::exclusive_scan, "sub_group_exclusive_scan", arg_role::none, op_shape::fold, false, nullptr,
-     [](collective* const* at, std::int64_t n) { ops_detail::fold(at, n, collective_kind::exclusive_scan); }},
+     [](collective* const* at, std::int64_t n) { ops_detail::fold(at, n, fold_kind::exclusive_scan); },
+     fold_kind::exclusive_scan},
     {collective_kind::sub_group_barrier, "sub_group_barrier", arg_role::none, op_shape::sync, true, nullptr, nullptr},
     {collective_kind::lanes_read, "__shfl_sync", arg_role::lane, op_shape::read, false,
      [](const collective& c, std::int64_t, std::int64_t, std::int64_t, std::int64_t W) -> std::int64_t {
@@ -221,6 +242,12 @@ constexpr bool rows_in_order() {
     if (static_cast<std::size_t>(ops[k].kind) != k) return false;
   return true;
 }
+/// Exactly the fold rows say what they compute.
+constexpr bool folds_have_their_kind() {
+  for (const op_row& r : ops)
+    if ((r.shape == op_shape::fold) != (r.fold != fold_kind::none)) return false;
+  return true;
+}
 /// Every row has the functions its shape uses. Not a static_assert: under GCC's
 /// -fsanitize=undefined (which implies -fno-delete-null-pointer-checks) a function pointer's
 /// comparison with null is not a constant expression; the oracle's tests check it (oracle.cpp).
@@ -233,6 +260,7 @@ inline bool rows_have_their_functions() {
 }
 }  // namespace ops_detail
 static_assert(ops_detail::rows_in_order(), "ki: every collective_kind needs its row in `ops`, in enumerator order");
+static_assert(ops_detail::folds_have_their_kind(), "ki: a fold row needs its fold_kind (and only a fold row has one)");
 
 /// Whether k is one of the emulated GPU's masked rendezvous (scope: lane_mask).
 constexpr bool masked(collective_kind k) {
