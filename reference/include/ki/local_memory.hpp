@@ -231,26 +231,33 @@ __device__ inline unsigned char* dynamic_local_base(std::int64_t* bytes, const s
 #endif
 }  // namespace detail
 
+namespace detail {
+/// The group's dynamic local memory and its size in bytes, for dynamic_localmemory<T>.
+template <class T>
+KI_DEVICE inline unsigned char* dynamic_local_here(std::int64_t* bytes, const source_location& where) {
+  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
+                "dynamic_localmemory<T>: T must be trivially constructible and destructible (it is uninitialised "
+                "memory)");
+  static_assert(alignof(T) <= dynamic_local_align, "dynamic_localmemory<T>: T is aligned to more than 16");
+#if KI_GPU_CODE
+  KI_GPU_BRANCH { return dynamic_local_base(bytes, where); }
+#endif
+#if !KI_GPU_PASS
+  std::size_t have = 0;
+  void* p = cpu::exec("dynamic_localmemory", where).dynamic_local_memory(&have, where);
+  *bytes = static_cast<std::int64_t>(have);
+  return static_cast<unsigned char*>(p);
+#endif
+}
+}  // namespace detail
+
 /// The launch's local memory sized at launch, as bytes / sizeof(T) elements of T (0 where the
 /// launch gave none).
 template <class T>
 KI_DEVICE inline span<T> dynamic_localmemory(source_location where = source_location::current()) {
-  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
-                "dynamic_localmemory<T>: T must be trivially constructible and destructible (it is uninitialised "
-                "memory)");
-  static_assert(alignof(T) <= detail::dynamic_local_align, "dynamic_localmemory<T>: T is aligned to more than 16");
-#if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    std::int64_t bytes = 0;
-    unsigned char* p = detail::dynamic_local_base(&bytes, where);
-    return span<T>(reinterpret_cast<T*>(p), bytes / static_cast<std::int64_t>(sizeof(T)));
-  }
-#endif
-#if !KI_GPU_PASS
-  std::size_t bytes = 0;
-  void* p = detail::cpu::exec("dynamic_localmemory", where).dynamic_local_memory(&bytes, where);
-  return span<T>(static_cast<T*>(p), static_cast<std::int64_t>(bytes / sizeof(T)));
-#endif
+  std::int64_t bytes = 0;
+  unsigned char* p = detail::dynamic_local_here<T>(&bytes, where);
+  return span<T>(reinterpret_cast<T*>(p), bytes / static_cast<std::int64_t>(sizeof(T)));
 }
 
 /// A part of it: extents (x fastest) elements of T from byte `offset` (a multiple of
@@ -259,24 +266,12 @@ KI_DEVICE inline span<T> dynamic_localmemory(source_location where = source_loca
 template <class T>
 KI_DEVICE inline span<T> dynamic_localmemory(std::int64_t offset, xyz<std::int64_t> extents,
                                              source_location where = source_location::current()) {
-  static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>,
-                "dynamic_localmemory<T>: T must be trivially constructible and destructible (it is uninitialised "
-                "memory)");
-  static_assert(alignof(T) <= detail::dynamic_local_align, "dynamic_localmemory<T>: T is aligned to more than 16");
-#if KI_GPU_CODE
-  KI_GPU_BRANCH {
-    std::int64_t bytes = 0;
-    unsigned char* p = detail::dynamic_local_base(&bytes, where);
-    return span<T>(reinterpret_cast<T*>(p + offset), extents);
-  }
-#endif
-#if !KI_GPU_PASS
-  std::size_t have = 0;
-  auto* p = static_cast<unsigned char*>(
-      detail::cpu::exec("dynamic_localmemory", where).dynamic_local_memory(&have, where));
-  const auto bytes = static_cast<std::int64_t>(have), size = static_cast<std::int64_t>(sizeof(T));
+  std::int64_t bytes = 0;
+  unsigned char* p = detail::dynamic_local_here<T>(&bytes, where);
+#if !KI_GPU_PASS  // (the CPU backends and the emulated GPU check; a GPU does not)
   // The part fits when each extent is at least 0 and offset + count * size <= bytes, computed
   // without overflow (bytes is at most the device's local memory).
+  const auto size = static_cast<std::int64_t>(sizeof(T));
   bool fits = offset >= 0 && offset <= bytes && offset % static_cast<std::int64_t>(alignof(T)) == 0 &&
               extents.x >= 0 && extents.y >= 0 && extents.z >= 0;
   if (fits) {
@@ -285,8 +280,8 @@ KI_DEVICE inline span<T> dynamic_localmemory(std::int64_t offset, xyz<std::int64
            n <= (bytes - offset) / size;
   }
   if (!fits) detail::bad_dynamic_part(detail::type_name<T>(), sizeof(T), alignof(T), offset, extents, bytes, where);
-  return span<T>(reinterpret_cast<T*>(p + offset), extents);
 #endif
+  return span<T>(reinterpret_cast<T*>(p + offset), extents);
 }
 
 }  // namespace ki
