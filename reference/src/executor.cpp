@@ -99,6 +99,17 @@ launch_result execute(const launch_desc& queued) {
   global_log globals;
   globals.limit = static_cast<std::size_t>(runner_detail::resolve_checked_elements(*d.b));
   globals.same_value_race = d.b->same_value_writes == same_value_writes::race;
+  // race_reports::all: a group's races are recorded, and the launch goes on (its other failures
+  // still end it).
+  cpu::race_tally tally;
+  if (d.b->races == race_reports::all) globals.tally = &tally;
+  const auto ends_launch = [&](std::optional<group_failure>& e, i64 g) {
+    if (!e) return false;
+    if (globals.tally == nullptr || e->error.error_kind() != kernel_error::kind::data_race) return true;
+    tally.add_error(g, e->error);
+    e.reset();
+    return false;
+  };
   if (one_thread) {
     // Deterministic: groups one after another; exploring, in reverse or a random order.
     group_runner& r = runner_for(*d.b);
@@ -125,7 +136,7 @@ launch_result execute(const launch_desc& queued) {
       r.reset_arena();
       auto e = r.run(d, serial, g, globals);
       r.flush_warnings(log);
-      if (e) first_group = g, first = std::move(e);
+      if (ends_launch(e, g)) first_group = g, first = std::move(e);
     }
   } else {
     // The error reported is the one of the lowest failing group id, whatever the threads'
@@ -139,7 +150,7 @@ launch_result execute(const launch_desc& queued) {
         r.reset_arena();
         auto e = r.run(d, serial, g, globals);
         r.flush_warnings(log);
-        if (e) {
+        if (ends_launch(e, g)) {
           std::lock_guard lock(m);
           if (g < first_group) first_group = g, first = std::move(e), stop = g;
         }
@@ -148,7 +159,15 @@ launch_result execute(const launch_desc& queued) {
     if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
     else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
   }
-  if (!first) first = inter_group_race(d.kernel_name, globals);
+  if (!first) {
+    auto between = inter_group_race(d.kernel_name, globals, log.by_site);
+    if (between && globals.tally != nullptr) tally.add_error(ngroups, between->error);  // (after every group's)
+    else first = std::move(between);
+  }
+  if (!tally.empty()) {  // race_reports::all: the lowest group's race, with every race of the launch
+    if (first) first->error = cpu::with_more(first->error, tally.summary());
+    else first = group_failure{*tally.error(), tally.total(), tally.instances()};
+  }
 
   launch_result result;
   report rep;
@@ -253,6 +272,7 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.track_items = true;  // a fault names its work-item
   c.check_races = true;  // (in checked-access mode)
   c.same_value_race = b.same_value_writes == same_value_writes::race;
+  c.all_races = b.races == race_reports::all;
   c.checked_elements = static_cast<std::size_t>(runner_detail::resolve_checked_elements(b));
   c.features = {b.device.atomics64, b.device.float64, b.device.name};
   rand_check seeds;  // ki::seed's rules, as for KI launches

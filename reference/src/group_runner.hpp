@@ -168,7 +168,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     trace_round_ = 0;
     races_.start_group(
         {items_.data(), sizeof(item), n_, &locals_, &unspecified_, fill_name(), same_value_race_, &fast_point_, no_site,
-         hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr},
+         hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr, &globals},
         group_linear, gs_.group_id);
     if (weak_memory_) weak_.start_group(n_);
     races_.set_store_buffer(weak_memory_ ? &weak_ : nullptr);

@@ -229,12 +229,23 @@ std::string race_detector::describe(i64 index, i64 count, const local_alloc* loc
   return "element " + std::to_string(index) + " of a ki::span of " + std::to_string(count) + " elements";
 }
 
+void count_intended(warning_sites& w, const source_location& declared, const std::string& text) {
+  auto& e = w[to_string(declared) + " intended-race"];
+  if (e.count == 0)
+    e = {"intended-race", to_string(declared),
+         "a race the kernel declares intended (ki::intended_race at " + to_string(declared) + "), e.g. " + text, 0};
+  ++e.count;
+}
+
 void race_detector::race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b,
                          const char* b_did, const void* addr, i64 index, i64 count, const local_alloc* local) {
-  ++races_;
   const cpu::item_state& ia = item_at(a.item);
   const cpu::item_state& ib = item_at(b.item);
-  if (race_instances_.size() < max_instances || g_.on_race != nullptr) {
+  const source_location* declared =
+      g_.launch != nullptr && !g_.launch->intended.empty() ? g_.launch->intended.match(addr, loc(a), loc(b)) : nullptr;
+  cpu::race_tally* tally = declared == nullptr && g_.launch != nullptr ? g_.launch->tally : nullptr;
+  if (declared == nullptr) ++races_;
+  if (declared != nullptr || tally != nullptr || race_instances_.size() < max_instances || g_.on_race != nullptr) {
     std::string text = std::string(kind) + " race on " + describe(index, count, local) + ": work-item " +
                        to_string(ia.local_id) + " " + a_did + " at " + to_string(loc(a)) +
                        cpu::helper_note(a.pc, loc(a), a.caller) + ", then work-item " + to_string(ib.local_id) + " " +
@@ -242,6 +253,11 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
                        ", with no barrier between them";
     if (a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write)
       text += cpu::ambiguous_read_note;
+    if (declared != nullptr) {  // the kernel means it: a warning, not a failure
+      count_intended(*g_.warnings, *declared, text);
+      return;
+    }
+    if (tally != nullptr) tally->add(group_linear_, kind, loc(a), loc(b), text);
     if (g_.on_race != nullptr) [[unlikely]]
       g_.on_race(g_.on_access_ctx, race_note{kind, a.item, b.item, loc(a), loc(b), addr, index, text});
     if (race_instances_.size() < max_instances) race_instances_.push_back(std::move(text));
@@ -336,15 +352,8 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
                                           "': checked-access mode ran out of memory recording the work-group's "
                                           "accesses: check a smaller launch")};
   }
-  if (first_race_) {
-    std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': work-group " + to_string(group_id_) +
-                      ": " + race_instances_.front();
-    if (races_ > 1) msg += " (" + std::to_string(races_ - 1) + " more in this work-group)";
-    msg += " [checked-access mode]";
-    return group_failure{
-        kernel_error(kernel_error::kind::data_race, group_id_, first_race_->second, to_string(first_race_->first), msg),
-        races_, race_instances_, race_where_};
-  }
+  // (race_reports::all: the group's global accesses still join the launch's record)
+  if (first_race_ && globals.tally == nullptr) return race_failure(kernel_name);
   if (!group_globals_.empty()) {
     std::lock_guard lock(globals.m);
     for (const auto& [addr, a] : group_globals_) {
@@ -374,7 +383,18 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
       }
     }
   }
+  if (first_race_) return race_failure(kernel_name);
   return std::nullopt;
+}
+
+group_failure race_detector::race_failure(const char* kernel_name) const {
+  std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': work-group " + to_string(group_id_) +
+                    ": " + race_instances_.front();
+  if (races_ > 1) msg += " (" + std::to_string(races_ - 1) + " more in this work-group)";
+  msg += " [checked-access mode]";
+  return group_failure{
+      kernel_error(kernel_error::kind::data_race, group_id_, first_race_->second, to_string(first_race_->first), msg),
+      races_, race_instances_, race_where_};
 }
 
 bool global_log::merge(const global_access& a) {
@@ -403,39 +423,59 @@ bool global_log::merge(const global_access& a) {
   return true;
 }
 
-std::optional<group_failure> inter_group_race(const char* kernel_name, const global_log& log) {
-  // The racy elements: some group wrote, two groups touched. Reported: the lowest address.
+std::optional<group_failure> inter_group_race(const char* kernel_name, global_log& log, warning_sites& intended) {
+  // The racy elements: some group wrote, two groups touched. Reported: the lowest address of
+  // those not declared intended.
+  struct described {
+    const global_access *a, *b;
+    source_location a_where, b_where;
+    bool writes;
+    std::string inst;
+  };
+  const auto describe = [](const global_element& e) {
+    const global_access& w = e.writer;
+    const global_access& o = e.lo[0].group != w.group ? e.lo[0] : e.lo[1];
+    const global_access& a = o.group < w.group ? o : w;  // in group order
+    const global_access& b = o.group < w.group ? w : o;
+    described d{&a, &b, cpu::access_location(a.pc, a.where), cpu::access_location(b.pc, b.where),
+                o.wrote || o.how == cpu::touch::same_value_write, {}};
+    d.inst = std::string(d.writes ? "write-write" : "read-write") + " race between work-groups on element " +
+             std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
+             to_string(a.local_id) + " of work-group " + to_string(a.group_id) + " " + cpu::did(a.how) + " at " +
+             to_string(d.a_where) + cpu::helper_note(a.pc, d.a_where, a.caller) + ", work-item " +
+             to_string(b.local_id) + " of work-group " + to_string(b.group_id) + " " + cpu::did(b.how) + " at " +
+             to_string(d.b_where) + cpu::helper_note(b.pc, d.b_where, b.caller);
+    return d;
+  };
   const global_element* first = nullptr;
   const void* first_addr = nullptr;
   std::int64_t count = 0;
-  for (const auto& [addr, e] : log.elements)
-    if (e.writer.group >= 0 && e.lo[1].group >= 0) {
-      ++count;
-      if (first == nullptr || std::less<const void*>()(addr, first_addr)) first = &e, first_addr = addr;
+  for (const auto& [addr, e] : log.elements) {
+    if (e.writer.group < 0 || e.lo[1].group < 0) continue;
+    if (!log.intended.empty() || log.tally != nullptr) {
+      const described d = describe(e);
+      if (const source_location* declared = log.intended.match(addr, d.a_where, d.b_where)) {
+        count_intended(intended, *declared, d.inst);
+        continue;
+      }
+      if (log.tally != nullptr) log.tally->add(-1, d.writes ? "write-write" : "read-write", d.a_where, d.b_where, d.inst);
     }
+    ++count;
+    if (first == nullptr || std::less<const void*>()(addr, first_addr)) first = &e, first_addr = addr;
+  }
   if (first == nullptr) return std::nullopt;
-  const global_access& w = first->writer;
-  const global_access& o = first->lo[0].group != w.group ? first->lo[0] : first->lo[1];
-  const global_access& a = o.group < w.group ? o : w;  // in group order
-  const global_access& b = o.group < w.group ? w : o;
-  const source_location a_where = cpu::access_location(a.pc, a.where), b_where = cpu::access_location(b.pc, b.where);
-  const bool writes = o.wrote || o.how == cpu::touch::same_value_write;
-  const std::string inst = std::string(writes ? "write-write" : "read-write") +
-                           " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
-                           std::to_string(a.count) + " elements: work-item " + to_string(a.local_id) +
-                           " of work-group " + to_string(a.group_id) + " " + cpu::did(a.how) + " at " +
-                           to_string(a_where) + cpu::helper_note(a.pc, a_where, a.caller) + ", work-item " +
-                           to_string(b.local_id) + " of work-group " + to_string(b.group_id) + " " + cpu::did(b.how) +
-                           " at " + to_string(b_where) + cpu::helper_note(b.pc, b_where, b.caller);
+  const described d = describe(*first);
+  const global_access& a = *d.a;
+  const global_access& b = *d.b;
   const bool ambiguous = a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write;
-  const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + inst +
+  const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + d.inst +
                           " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +
                           (ambiguous ? cpu::ambiguous_read_note : "");
-  group_failure found{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(b_where), msg),
+  group_failure found{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(d.b_where), msg),
                       count,
-                      {inst},
-                      {to_string(a_where)}};
-  if (to_string(b_where) != to_string(a_where)) found.where.push_back(to_string(b_where));
+                      {d.inst},
+                      {to_string(d.a_where)}};
+  if (to_string(d.b_where) != to_string(d.a_where)) found.where.push_back(to_string(d.b_where));
   return found;
 }
 

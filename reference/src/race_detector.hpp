@@ -100,6 +100,11 @@ struct global_log {
   bool same_value_race = true;
   /// One group's access to an element (its first, or its first write). false: over the limit.
   bool merge(const global_access& a);
+  /// The races the kernel declares intended (ki::intended_race): counted as warnings.
+  cpu::intended_races intended;
+  /// ki::reference::race_reports::all: every race of the launch is recorded here, and a group
+  /// with races does not end the launch; null (first): the lowest group with a race ends it.
+  cpu::race_tally* tally = nullptr;
 };
 
 /// A race as the trace hook sees it: the first access (a), then the second (b).
@@ -131,6 +136,8 @@ struct checked_group {
                     const source_location& where);
   void* on_access_ctx;
   void (*on_race)(void* ctx, const race_note& r) = nullptr;
+  /// The launch's record (its intended races, its tally of every race), or null.
+  global_log* launch = nullptr;
 };
 
 class race_detector final : public ki::detail::checked::recorder {
@@ -172,10 +179,15 @@ class race_detector final : public ki::detail::checked::recorder {
   /// After the group ended normally: its races as a failure, else its global accesses are
   /// kept in `globals` for inter_group_race.
   std::optional<group_failure> finish(const char* kernel_name, global_log& globals);
+  /// The group's races as its failure (after a race).
+  group_failure race_failure(const char* kernel_name) const;
 
   // checked::recorder (from kernels compiled in checked-access mode)
   void access(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
   void atomic(const void* p) override;
+  void intended(const void* p, std::size_t bytes, const source_location& where) override {
+    if (g_.launch != nullptr) g_.launch->intended.declare(p, bytes, where);
+  }
   void barrier_flags(unsigned orders) override { round_flags_ &= orders; }
   void name(const ki::detail::checked::array_info& a, std::int64_t index, const source_location& where) override;
   void plain(const void* addr, std::size_t size, bool write, const void* pc) override;
@@ -300,6 +312,11 @@ class race_detector final : public ki::detail::checked::recorder {
 
 /// Races between work-groups on global memory (nothing orders the work-groups of a launch):
 /// the first element (by address) that two groups access, one writing.
-std::optional<group_failure> inter_group_race(const char* kernel_name, const global_log& log);
+/// The first race between work-groups (the lowest address), if any, of those not declared
+/// intended; those declared are counted in `intended` (warnings); with a tally (race_reports::all)
+/// every one is recorded there.
+std::optional<group_failure> inter_group_race(const char* kernel_name, global_log& log, warning_sites& intended);
+/// The warning of a race declared intended (at `declared`), counted in w.
+void count_intended(warning_sites& w, const source_location& declared, const std::string& text);
 
 }  // namespace ki::reference::detail

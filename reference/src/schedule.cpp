@@ -36,6 +36,19 @@ schedule schedule::from_environment() {
   return s;
 }
 
+race_reports backend::race_reports_from_environment() {
+  static const ki::reference::race_reports p = [] {
+    const char* v = std::getenv("KI_REFERENCE_RACES");
+    if (v == nullptr || *v == '\0') return ki::reference::race_reports::first_group;
+    const std::string s = v;
+    if (s == "first") return ki::reference::race_reports::first_group;
+    if (s == "all") return ki::reference::race_reports::all;
+    ki::detail::cpu::bad_environment("ki::reference", "KI_REFERENCE_RACES", v, "first or all");
+    return ki::reference::race_reports::first_group;
+  }();
+  return p;
+}
+
 same_value_writes backend::same_value_writes_from_environment() {
   static const ki::reference::same_value_writes p = [] {
     const char* v = std::getenv("KI_REFERENCE_SAME_VALUE_WRITES");

@@ -584,3 +584,164 @@ TEST_CASE("checked: the same-value policy holds between work-groups and in KA ke
     CHECK_THAT(std::string(e.what()), ContainsSubstring("write-write race between work-groups"));
   }
 }
+
+// --- Races the kernel means (ki::intended_race) and every race of a launch (race_reports::all) ---
+namespace {
+// clang-format off
+/// Every work-item sets a debug flag (a same-value store: a race, but the kernel means it), and
+/// reads its neighbour's element of local memory without a barrier (a race it does not mean).
+struct debug_flag_and_race {
+  static constexpr unsigned base = __LINE__, line_flag = base + 4, line_write = base + 5, line_read = base + 6;
+  void operator()(ki::span<i64> out, ki::span<i64> flag) const {
+    auto buf = ki::localmemory<i64, 64>([] {});
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x;
+    flag[ki::intended_race(0)] = 1;
+    buf[l] = l;
+    out[ki::get_global_id().x] = buf[(l + 1) % n];  // BUG: no barrier
+  }
+};
+/// "Last writer wins" on a whole array declared intended: different values, in every group.
+struct last_writer_wins {
+  static constexpr unsigned line_declared = __LINE__ + 2;
+  void operator()(ki::span<i64> out, ki::span<i64> last) const {
+    auto w = ki::intended_race(last);
+    w[0] = ki::get_global_id().x;
+    out[ki::get_global_id().x] = 1;
+  }
+};
+/// Races at two pairs of lines in every group: a missing barrier, and a flag every work-item sets.
+struct two_races {
+  static constexpr unsigned base = __LINE__, line_write = base + 4, line_read = base + 5, line_flag = base + 6;
+  void operator()(ki::span<i64> out, ki::span<i64> flag) const {
+    auto buf = ki::localmemory<i64, 64>([] {});
+    const i64 l = ki::get_local_id().x, n = ki::get_local_size().x;
+    buf[l] = l;
+    out[ki::get_global_id().x] = buf[(l + 1) % n] + 100;  // BUG: no barrier
+    flag[ki::get_group_id().x] = l;                        // BUG: every work-item, different values
+  }
+};
+/// KA: the same two races, and an intended one (a localmem declared intended).
+struct ka_two_races {
+  static constexpr unsigned base = __LINE__, line_intended = base + 4, line_write = base + 5, line_read = base + 6;
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    auto p = g.template localmem<i64, 16>([] {});
+    auto scratch = ki::intended_race(g.template localmem<i64, 1>([] {}));
+    g.items([&](auto i) { p[i.local_linear()] = i.local_linear(); });
+    g.items([&](auto i) { out[i.global_linear()] = p[(i.local_linear() + 1) % 16]; });  // BUG: no synchronize
+    g.items([&](auto i) { scratch[0] = i.local_linear(); });
+  }
+};
+// clang-format on
+
+/// As gallery_support's run, with a second array the kernel writes (`extra`).
+template <class K>
+outcome run_rw(const ki::reference::backend& b, K k, i64 groups, i64 n, ki::array<i64, ki::reference::backend>& extra) {
+  outcome o;
+  (void)ki::reference::take_warnings();
+  auto out = ki::zeros<i64>(b, groups * n);
+  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, k, out, extra);
+  try {
+    ki::synchronize(b);
+  } catch (const ki::kernel_error& e) {
+    o.error = e;
+    if (const auto* r = ki::reference::report_of(e)) o.report = *r;
+  }
+  o.warnings = ki::reference::take_warnings();
+  o.out = ki::to_host(b, out);
+  return o;
+}
+
+std::int64_t intended_count(const std::vector<ki::reference::warning>& w, unsigned line) {
+  std::int64_t n = 0;
+  for (const auto& x : w)
+    if (x.kind == "intended-race" && x.where.find(at(line)) != std::string::npos) n += x.count;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("checked: a race declared ki::intended_race is a warning, and the race that is not is the error",
+          "[oracle][checked]") {
+  const auto b = backend_for("cuda");
+  auto flag = ki::zeros<i64>(b, 1);
+  const auto o = run_rw(b, debug_flag_and_race{}, 2, 64, flag);
+  REQUIRE(o.error);
+  const std::string w = o.error->what();
+  INFO(w);
+  CHECK(o.error->error_kind() == kind::data_race);
+  CHECK_THAT(w, ContainsSubstring("race on element 1 of localmemory"));
+  CHECK_THAT(w, !ContainsSubstring(at(debug_flag_and_race::line_flag)));
+  CHECK(intended_count(o.warnings, debug_flag_and_race::line_flag) > 0);
+  // Without the declaration the flag's race is the one reported (it comes first).
+}
+
+TEST_CASE("checked: an array declared ki::intended_race races in and between work-groups without an error",
+          "[oracle][checked]") {
+  const auto b = backend_for("cuda");
+  auto last = ki::zeros<i64>(b, 1);
+  const auto o = run_rw(b, last_writer_wins{}, 4, 32, last);
+  INFO((o.error ? o.error->what() : std::string("no error")));
+  CHECK(!o.error);
+  CHECK(intended_count(o.warnings, last_writer_wins::line_declared) > 0);
+  for (const auto& x : o.warnings)
+    if (x.kind == "intended-race") CHECK_THAT(x.message, ContainsSubstring("ki::intended_race at"));
+}
+
+TEST_CASE("checked: race_reports::all runs every work-group and lists every race of the launch per pair of lines",
+          "[oracle][checked]") {
+  auto b = backend_for("cuda");
+  auto flag = ki::zeros<i64>(b, 4);
+  // first_group (default): the lowest group's races end the launch.
+  const auto first = run_rw(b, two_races{}, 4, 64, flag);
+  REQUIRE(first.error);
+  CHECK_THAT(std::string(first.error->what()), !ContainsSubstring("KI_REFERENCE_RACES=all"));
+  b.races = ki::reference::race_reports::all;
+  const auto o = run_rw(b, two_races{}, 4, 64, flag);
+  REQUIRE(o.error);
+  const std::string w = o.error->what();
+  INFO(w);
+  CHECK(o.error->error_kind() == kind::data_race);
+  CHECK(o.error->group() == ki::xyz<i64>{0, 0, 0});
+  CHECK_THAT(w, ContainsSubstring("all the launch's races (KI_REFERENCE_RACES=all): "));
+  // (the forward schedule: item 63 also reads element 0 after item 0 wrote it, a third pair)
+  CHECK_THAT(w, ContainsSubstring(" in 4 work-groups, at 3 pairs of lines:"));
+  CHECK_THAT(w, ContainsSubstring("race on element 1 of localmemory"));
+  CHECK_THAT(w, ContainsSubstring(" at " + at(two_races::line_flag)));
+  // Every group ran to its end (each work-item wrote its element: neighbour or poison, + 100).
+  std::size_t unwritten = 0;
+  for (const i64 v : o.out) unwritten += v == 0;
+  CHECK(unwritten == 0);
+  // The report lists each pair of lines with its count.
+  REQUIRE(o.report);
+  REQUIRE(!o.report->diagnostics.empty());
+  CHECK(o.report->diagnostics.front().instances.size() == 3);
+}
+
+TEST_CASE("checked: KA kernels: intended races are warnings, race_reports::all lists every race", "[oracle][checked]") {
+  auto b = backend_for("cuda");
+  b.print_warnings = false;
+  auto out = ki::zeros<i64>(b, 64);
+  (void)ki::reference::take_warnings();
+  ki::ka::kernel(b, ka_two_races{}, 16)({.ndrange = 64}, out);
+  std::string w;
+  try {
+    ki::synchronize(b);
+  } catch (const ki::kernel_error& e) {
+    CHECK(e.error_kind() == kind::data_race);
+    w = e.what();
+  }
+  INFO(w);
+  CHECK_THAT(w, ContainsSubstring("race on element 1 of localmem"));
+  CHECK_THAT(w, !ContainsSubstring("KI_REFERENCE_RACES=all"));
+  CHECK(intended_count(ki::reference::take_warnings(), ka_two_races::line_intended) > 0);
+  b.races = ki::reference::race_reports::all;
+  ki::ka::kernel(b, ka_two_races{}, 16)({.ndrange = 64}, out);
+  w.clear();
+  try {
+    ki::synchronize(b);
+  } catch (const ki::kernel_error& e) {
+    w = e.what();
+  }
+  CHECK_THAT(w, ContainsSubstring("all the launch's races (KI_REFERENCE_RACES=all): "));
+  CHECK_THAT(w, ContainsSubstring(" in 4 work-groups, at 1 pair of lines:"));
+}

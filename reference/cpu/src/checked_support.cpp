@@ -246,4 +246,106 @@ std::string helper_note(const void* pc, const source_location& at, const void* c
          std::to_string(u.at.line) + ")";
 }
 
+void intended_races::declare(const void* p, std::size_t bytes, const source_location& where) {
+  std::lock_guard lock(m_);
+  if (p == nullptr) {
+    for (const auto& s : sites_)
+      if (s.line == where.line && std::strcmp(base_name(s.file), base_name(where.file)) == 0) return;
+    sites_.push_back(where);
+  } else {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (const auto& r : ranges_)
+      if (r.begin == b && r.end == b + bytes) return;
+    ranges_.push_back({b, b + bytes, where});
+  }
+  empty_.store(false, std::memory_order_relaxed);
+}
+
+const source_location* intended_races::match(const void* p, const source_location& a,
+                                             const source_location& b) const {
+  if (empty()) return nullptr;
+  std::lock_guard lock(m_);
+  const auto* e = static_cast<const unsigned char*>(p);
+  for (const auto& r : ranges_)
+    if (e >= r.begin && e < r.end) return &r.where;
+  const auto same = [](const source_location& x, const source_location& y) {
+    return x.line != 0 && x.line == y.line && std::strcmp(base_name(x.file), base_name(y.file)) == 0;
+  };
+  for (const auto& s : sites_)
+    if (same(s, a) || same(s, b)) return &s;
+  return nullptr;
+}
+
+void race_tally::add(std::int64_t group, const std::string& kind, const source_location& a, const source_location& b,
+                     const std::string& text) {
+  std::string key = kind;
+  key.append("|").append(a.file != nullptr ? base_name(a.file) : "").append(":").append(std::to_string(a.line));
+  key.append("|").append(b.file != nullptr ? base_name(b.file) : "").append(":").append(std::to_string(b.line));
+  std::lock_guard lock(m_);
+  ++total_;
+  if (group >= 0) groups_.insert(group);
+  else between_ = true;
+  if (auto it = index_.find(key); it != index_.end()) {
+    ++sites_[it->second].count;
+    return;
+  }
+  if (sites_.size() == max_sites) {
+    ++unlisted_;
+    return;
+  }
+  index_.emplace(std::move(key), sites_.size());
+  sites_.push_back({text, 1});
+}
+
+void race_tally::add_error(std::int64_t group, const kernel_error& e) {
+  std::lock_guard lock(m_);
+  if (!first_ || group < first_->first) first_.emplace(group, e);
+}
+
+bool race_tally::empty() const {
+  std::lock_guard lock(m_);
+  return total_ == 0 && !first_;
+}
+
+std::int64_t race_tally::total() const {
+  std::lock_guard lock(m_);
+  return total_;
+}
+
+std::string race_tally::summary() const {
+  std::lock_guard lock(m_);
+  if (total_ == 0) return {};
+  std::string s = "; all the launch's races (KI_REFERENCE_RACES=all): " + std::to_string(total_) + " in " +
+                   std::to_string(groups_.size()) + (groups_.size() == 1 ? " work-group" : " work-groups") +
+                   (between_ ? " and between work-groups" : "") + ", at " +
+                   std::to_string(sites_.size() + (unlisted_ > 0 ? 1 : 0)) +
+                   (unlisted_ > 0 ? " or more pairs of lines:" : sites_.size() == 1 ? " pair of lines:" : " pairs of lines:");
+  for (const auto& site : sites_) s += "\n  " + std::to_string(site.count) + " x " + site.text;
+  if (unlisted_ > 0)
+    s += "\n  and " + std::to_string(unlisted_) + " more at other pairs of lines (the first " +
+         std::to_string(max_sites) + " are listed)";
+  return s;
+}
+
+std::vector<std::string> race_tally::instances() const {
+  std::lock_guard lock(m_);
+  std::vector<std::string> r;
+  for (const auto& site : sites_) r.push_back(std::to_string(site.count) + " x " + site.text);
+  return r;
+}
+
+std::optional<kernel_error> race_tally::error() const {
+  std::optional<std::pair<std::int64_t, kernel_error>> first;
+  {
+    std::lock_guard lock(m_);
+    first = first_;
+  }
+  if (!first) return std::nullopt;
+  return with_more(first->second, summary());
+}
+
+kernel_error with_more(const kernel_error& e, const std::string& more) {
+  return kernel_error(e.error_kind(), e.group(), e.local(), e.where(), std::string(e.what()) + more);
+}
+
 }  // namespace ki::detail::cpu

@@ -79,6 +79,10 @@ class ka_races final : public ki::detail::checked::recorder {
       bool has_second = false, has_write = false;
     };
     std::unordered_map<const void*, element> elements;
+    /// The races the kernel declares intended (ki::intended_race): counted as warnings.
+    intended_races intended;
+    /// race_reports::all: every race of the launch is recorded here (null: first group only).
+    race_tally* tally = nullptr;
     /// With m held. false: a new element beyond the limit.
     bool merge(const global_entry& e) {
       if (!same_value_race && !e.wrote && may_keep(e.how)) return true;
@@ -277,14 +281,35 @@ class ka_races final : public ki::detail::checked::recorder {
     return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
   }
   void race(const char* kind, const rec& a, const pending& b, touch b_how) {
-    if (first_) return;
+    const source_location* declared =
+        log_ != nullptr && !log_->intended.empty() ? log_->intended.match(b.addr, loc(a), loc(b)) : nullptr;
+    race_tally* tally = declared == nullptr && log_ != nullptr ? log_->tally : nullptr;
+    if (first_ && declared == nullptr && tally == nullptr) return;
     const bool ambiguous = a.how == touch::read_or_same_value_write || b_how == touch::read_or_same_value_write;
-    first_ =
-        found{std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " + did(a.how) +
-                  " at " + to_string(loc(a)) + helper_note(a.pc, loc(a), a.caller) + ", then work-item " +
-                  item_id(b.item) + " " + did(b_how) + " at " + to_string(loc(b)) + helper_note(b.pc, loc(b), b.caller) +
-                  ", with no synchronize between them" + (ambiguous ? ambiguous_read_note : ""),
-              b.item, loc(b)};
+    std::string text = std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " +
+                       did(a.how) + " at " + to_string(loc(a)) + helper_note(a.pc, loc(a), a.caller) +
+                       ", then work-item " + item_id(b.item) + " " + did(b_how) + " at " + to_string(loc(b)) +
+                       helper_note(b.pc, loc(b), b.caller) + ", with no synchronize between them" +
+                       (ambiguous ? ambiguous_read_note : "");
+    if (declared != nullptr) {  // the kernel means it: a warning, not a failure
+      count_intended(*declared, text);
+      return;
+    }
+    if (tally != nullptr) tally->add(group_, kind, loc(a), loc(b), text);
+    if (!first_) first_ = found{std::move(text), b.item, loc(b)};
+  }
+  /// The warning of a race declared intended (at `declared`).
+  void count_intended(const source_location& declared, const std::string& text) {
+    auto& e = warnings_[to_string(declared) + " intended-race"];
+    if (e.count == 0) {
+      e.kind = "intended-race";
+      e.where = to_string(declared);
+      e.message = "a race the kernel declares intended (ki::intended_race at " + to_string(declared) + "), e.g. " + text;
+    }
+    ++e.count;
+  }
+  void intended(const void* p, std::size_t bytes, const source_location& where) override {
+    if (log_ != nullptr) log_->intended.declare(p, bytes, where);
   }
   /// Resolves the running work-item's accesses: each one's bytes before it are compared with
   /// those before the work-item's next access of the element (or, for its last one, with the
@@ -365,40 +390,68 @@ class ka_races final : public ki::detail::checked::recorder {
   allocation_view allocs_;
 };
 
-/// The first race between work-groups in the launch's global accesses, if any: an element one
-/// group wrote and another read or wrote (reported for the lowest such address: its lowest
-/// group's write, with the lowest other group's access).
+/// The first race between work-groups in the launch's global accesses, if any, of those not
+/// declared intended: an element one group wrote and another read or wrote (reported for the
+/// lowest such address: its lowest group's write, with the lowest other group's access). Those
+/// declared are counted in `warnings`; with a tally (race_reports::all) every one is recorded.
 std::optional<kernel_error> inter_group_race(const backend_names& names, const char* kernel, const xyz<i64>& groups,
-                                             const xyz<i64>& size, const ka_races::global_log& log) {
+                                             const xyz<i64>& size, ka_races::global_log& log, ka_warnings* warnings) {
   using entry = ka_races::global_entry;
-  const ka_races::global_log::element* found = nullptr;
-  for (const auto& [addr, x] : log.elements)
-    if (x.has_write && x.has_second && (found == nullptr || std::less<const void*>()(addr, found->first.addr)))
-      found = &x;
-  if (found == nullptr) return std::nullopt;
   const auto group_id = [&](i64 g) {
     return xyz<i64>{g % groups.x, g / groups.x % groups.y, g / (groups.x * groups.y)};
   };
   const auto local_id = [&](i64 l) { return xyz<i64>{l % size.x, l / size.x % size.y, l / (size.x * size.y)}; };
-  const entry& w = found->write;
-  const entry& o = found->first.group != w.group ? found->first : found->second;
-  const entry& a = o.group < w.group ? o : w;  // in group order
-  const entry& b = o.group < w.group ? w : o;
-  const bool ambiguous = a.how == touch::read_or_same_value_write || b.how == touch::read_or_same_value_write;
-  const std::string msg = std::string(names.prefix) + ": kernel '" + kernel +
-                          "': " + (o.wrote || o.how == touch::same_value_write ? "write-write" : "read-write") +
-                          " race between work-groups on element " + std::to_string(a.index) + " of a ki::span of " +
-                          std::to_string(a.count) + " elements: work-item " + to_string(local_id(a.item)) +
-                          " of work-group " + to_string(group_id(a.group)) + " " + did(a.how) + " at " +
-                          to_string(access_location(a.pc, a.where)) +
-                          helper_note(a.pc, access_location(a.pc, a.where), a.caller) + ", work-item " +
-                          to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) + " " +
-                          did(b.how) + " at " + to_string(access_location(b.pc, b.where)) +
-                          helper_note(b.pc, access_location(b.pc, b.where), b.caller) +
+  struct described {
+    const entry *a, *b;
+    source_location a_where, b_where;
+    bool writes;
+    std::string inst;
+  };
+  const auto describe = [&](const ka_races::global_log::element& x) {
+    const entry& w = x.write;
+    const entry& o = x.first.group != w.group ? x.first : x.second;
+    const entry& a = o.group < w.group ? o : w;  // in group order
+    const entry& b = o.group < w.group ? w : o;
+    described d{&a, &b, access_location(a.pc, a.where), access_location(b.pc, b.where),
+                o.wrote || o.how == touch::same_value_write, {}};
+    d.inst = std::string(d.writes ? "write-write" : "read-write") + " race between work-groups on element " +
+             std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
+             to_string(local_id(a.item)) + " of work-group " + to_string(group_id(a.group)) + " " + did(a.how) +
+             " at " + to_string(d.a_where) + helper_note(a.pc, d.a_where, a.caller) + ", work-item " +
+             to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) + " " + did(b.how) +
+             " at " + to_string(d.b_where) + helper_note(b.pc, d.b_where, b.caller);
+    return d;
+  };
+  const ka_races::global_log::element* found = nullptr;
+  for (const auto& [addr, x] : log.elements) {
+    if (!x.has_write || !x.has_second) continue;
+    if (!log.intended.empty() || log.tally != nullptr) {
+      const described d = describe(x);
+      if (const source_location* declared = log.intended.match(addr, d.a_where, d.b_where)) {
+        if (warnings != nullptr) {
+          std::lock_guard lock(warnings->m);
+          auto& e = warnings->by_site[to_string(*declared) + " intended-race"];
+          if (e.count == 0)
+            e = {"intended-race", to_string(*declared),
+                 "a race the kernel declares intended (ki::intended_race at " + to_string(*declared) + "), e.g. " +
+                     d.inst,
+                 0};
+          ++e.count;
+        }
+        continue;
+      }
+      if (log.tally != nullptr) log.tally->add(-1, d.writes ? "write-write" : "read-write", d.a_where, d.b_where, d.inst);
+    }
+    if (found == nullptr || std::less<const void*>()(addr, found->first.addr)) found = &x;
+  }
+  if (found == nullptr) return std::nullopt;
+  const described d = describe(*found);
+  const bool ambiguous = d.a->how == touch::read_or_same_value_write || d.b->how == touch::read_or_same_value_write;
+  const std::string msg = std::string(names.prefix) + ": kernel '" + kernel + "': " + d.inst +
                           " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +
                           (ambiguous ? ambiguous_read_note : "");
-  return kernel_error(kernel_error::kind::data_race, group_id(b.group), local_id(b.item),
-                      to_string(access_location(b.pc, b.where)), msg);
+  return kernel_error(kernel_error::kind::data_race, group_id(d.b->group), local_id(d.b->item), to_string(d.b_where),
+                      msg);
 }
 
 /// One thread's KA group runner: the group's memory and the phases' order.
@@ -484,8 +537,13 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       progress_->group_ended();
       if (c_->check_races || c_->tracer != nullptr) [[unlikely]] {
         if (auto e = end_group(*j.d)) {
-          j.result = {std::move(e), j.current};
-          return false;
+          // race_reports::all: the group's races are recorded, the launch goes on.
+          if (e->error_kind() == kernel_error::kind::data_race && log_ != nullptr && log_->tally != nullptr) {
+            log_->tally->add_error(j.current, *e);
+          } else {
+            j.result = {std::move(e), j.current};
+            return false;
+          }
         }
       }
     }
@@ -884,6 +942,8 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   ka_races::global_log log;  // checked-access mode: every group's global accesses
   log.limit = c.checked_elements;
   log.same_value_race = c.same_value_race;
+  race_tally tally;
+  if (c.all_races) log.tally = &tally;
   launch_progress progress;  // (the spin watch)
   progress.alone = c.threads == 1 || ngroups == 1;
   auto body = [&](const tbb::blocked_range<i64>& r) {
@@ -901,7 +961,15 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   if (c.threads == 1 || ngroups == 1) body(tbb::blocked_range<i64>(0, ngroups));
   else if (c.arena != nullptr) c.arena->execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
   else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
-  if (!first && c.check_races) first = inter_group_race(c.names, d.name, d.groups, d.groupsize, log);
+  if (!first && c.check_races) {
+    auto between = inter_group_race(c.names, d.name, d.groups, d.groupsize, log, c.warnings);
+    if (between && log.tally != nullptr) log.tally->add_error(ngroups, *between);  // (after every group's)
+    else first = std::move(between);
+  }
+  if (log.tally != nullptr && !log.tally->empty()) {  // race_reports::all: every race of the launch
+    if (first) first = with_more(*first, log.tally->summary());
+    else first = log.tally->error();
+  }
   return first;
 }
 

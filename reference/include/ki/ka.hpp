@@ -5,6 +5,7 @@
 #include <ki/ka/const.hpp>
 #include <ki/ka/foreach_index.hpp>
 #include <ki/ka/group.hpp>
+#include <ki/intended_race.hpp>
 #include <ki/ka/kernel.hpp>
 #include <ki/ka/ndrange.hpp>
 #include <ki/ka/sizes.hpp>

@@ -12,6 +12,7 @@
 #include <ki/dims.hpp>
 #include <ki/errors.hpp>
 #include <ki/indices.hpp>
+#include <ki/intended_race.hpp>
 #include <ki/launch.hpp>
 #include <ki/local_memory.hpp>
 #include <ki/macros.hpp>

@@ -126,6 +126,9 @@ struct backend {
   /// Checked-access mode only (kernels compiled with KI_CHECKED_ACCESS=1): the policy for writes
   /// of an unchanged value. Default: KI_REFERENCE_SAME_VALUE_WRITES = race | allowed, else race.
   ki::reference::same_value_writes same_value_writes = same_value_writes_from_environment();
+  /// Checked-access mode only: whether a launch stops at its first work-group with races, or
+  /// runs on and reports every race. Default: KI_REFERENCE_RACES = first | all, else first.
+  ki::reference::race_reports races = race_reports_from_environment();
   /// Spin-waits (docs/debugging.md, "Spin-waits"): a work-item that performs this many atomic
   /// operations in a row that all see the same value (on one atomic, or a few polled in turn),
   /// with no sync point between, is reported as kernel_error::kind::no_progress, once nothing
@@ -155,6 +158,7 @@ struct backend {
 
   static queue_mode queue_mode_from_environment();
   static ki::reference::same_value_writes same_value_writes_from_environment();
+  static ki::reference::race_reports race_reports_from_environment();
   static ki::reference::memory_model memory_model_from_environment();
   static ki::reference::local_memory_start local_memory_from_environment();
   static std::vector<profile> device_profiles_from_environment();

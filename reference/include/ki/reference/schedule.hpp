@@ -58,6 +58,14 @@ enum class same_value_writes : std::uint8_t {
             ///< only by schedules that run the reader first (reverse, random)
 };
 
+/// Checked-access mode: what a launch with data races reports (docs/debugging.md, "Every race
+/// of a launch").
+enum class race_reports : std::uint8_t {
+  first_group,  ///< the lowest work-group with races ends the launch: its races (default)
+  all,          ///< every work-group runs; the error (the lowest group's race) lists every race
+                ///< of the launch, per pair of lines, with counts (the first 32 pairs)
+};
+
 /// When a work-item's stores become visible to the other work-items (docs/debugging.md, "Weak
 /// memory").
 enum class memory_model : std::uint8_t {

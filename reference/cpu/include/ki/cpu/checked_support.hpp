@@ -5,11 +5,16 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <ki/detail/cpu/checked.hpp>
+#include <ki/errors.hpp>
 #include <ki/source_location.hpp>
 
 namespace ki::detail::cpu {
@@ -180,5 +185,67 @@ inline touch touch_of(bool changed, bool known_read, bool known_write) {
   if (known_read) return touch::read;
   return known_write ? touch::same_value_write : touch::read_or_same_value_write;
 }
+
+/// The races a launch's kernel means (ki::intended_race, <ki/intended_race.hpp>): the arrays
+/// and the accesses (their subscripts' lines) declared so, as the work-items declared them.
+/// Checked-access mode asks it before reporting a race: one that touches a declared array, or
+/// whose either access is a declared one, is counted as intended (a warning naming the
+/// declaration), not reported as an error. Thread-safe (the groups of a launch share it).
+class intended_races {
+ public:
+  void declare(const void* p, std::size_t bytes, const source_location& where);
+  /// The declaration that covers a race on the element at p between accesses at a and b, or
+  /// null (the location stays valid until the launch ends).
+  const source_location* match(const void* p, const source_location& a, const source_location& b) const;
+  bool empty() const { return empty_.load(std::memory_order_relaxed); }
+
+ private:
+  struct range {
+    const unsigned char *begin, *end;
+    source_location where;
+  };
+  mutable std::mutex m_;
+  std::vector<range> ranges_;
+  std::vector<source_location> sites_;
+  std::atomic<bool> empty_{true};
+};
+
+/// Checked-access mode's record of every race of a launch (ki::reference::race_reports::all):
+/// per pair of lines (the race's kind and both accesses' locations), how many times, in how many
+/// work-groups, and the first instance's words; and the race error of the launch's lowest
+/// failing work-group, which the launch reports with the record appended. Thread-safe.
+class race_tally {
+ public:
+  /// One race, found in work-group `group` (-1: between work-groups).
+  void add(std::int64_t group, const std::string& kind, const source_location& a, const source_location& b,
+           const std::string& text);
+  /// A work-group's race error (the launch keeps the one of the lowest group).
+  void add_error(std::int64_t group, const kernel_error& e);
+  bool empty() const;
+  /// The error to report: the lowest group's race error with the record appended, or nullopt.
+  std::optional<kernel_error> error() const;
+  /// What the record says, appended to an error's message ("" where empty).
+  std::string summary() const;
+  /// The first instance of each pair of lines (a launch report's instances).
+  std::vector<std::string> instances() const;
+  std::int64_t total() const;
+
+ private:
+  struct site {
+    std::string text;
+    std::int64_t count;
+  };
+  static constexpr std::size_t max_sites = 32;
+  mutable std::mutex m_;
+  std::map<std::string, std::size_t> index_;  // kind + both locations -> sites_
+  std::vector<site> sites_;                   // in the order first found
+  std::int64_t total_ = 0, unlisted_ = 0;
+  std::set<std::int64_t> groups_;
+  bool between_ = false;
+  std::optional<std::pair<std::int64_t, kernel_error>> first_;
+};
+
+/// e with `more` appended to its message (the same kind, work-group, work-item and line).
+kernel_error with_more(const kernel_error& e, const std::string& more);
 
 }  // namespace ki::detail::cpu

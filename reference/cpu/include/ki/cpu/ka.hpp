@@ -62,6 +62,9 @@ struct ka_config {
   /// others' accesses (ki::reference::same_value_writes::race); false (allowed): it races with
   /// no write, within a group and between groups, as for KI kernels.
   bool same_value_race = true;
+  /// Checked-access mode: a group's races do not end the launch; the error lists every race
+  /// (ki::reference::race_reports::all).
+  bool all_races = false;
   /// Fills fresh local and private memory (the oracle's poison), or null.
   void (*fill)(void* p, std::size_t bytes) = nullptr;
   /// Local memory: fill only what no earlier work-group of this thread's arena had (the

@@ -60,6 +60,13 @@ class recorder {
   /// The running work-item is about to wait at a barrier that orders only the memory in
   /// `orders` (bit 0: local, bit 1: global; ki::barrier_flags).
   virtual void barrier_flags(unsigned orders) = 0;
+  /// ki::intended_race (<ki/intended_race.hpp>) at `where`: races on the `bytes` at p (p null:
+  /// of the accesses whose subscript is at `where`) are the kernel's intent.
+  virtual void intended(const void* p, std::size_t bytes, const source_location& where) {
+    (void)p;
+    (void)bytes;
+    (void)where;
+  }
 
  protected:
   ~recorder() = default;
@@ -105,6 +112,12 @@ inline void note(const void* data, std::int64_t count, std::size_t size, std::in
 #endif
 }
 }  // namespace hooked / subscripts
+
+/// ki::intended_race: declares the race (any mode: outside checked-access mode nothing records
+/// accesses, and the declaration costs a thread-local load).
+inline void intend(const void* p, std::size_t bytes, const source_location& where) {
+  if (recorder* r = active) r->intended(p, bytes, where);
+}
 
 /// A barrier with memory flags (ki::barrier(flags)) is about to be waited at.
 inline void barrier_flags(unsigned orders) {
