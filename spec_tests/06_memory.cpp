@@ -550,3 +550,32 @@ TEMPLATE_LIST_TEST_CASE("memory: unified allocation where supported", "[memory]"
     CHECK_THROWS_AS(ki::allocate<i64>(b, 50, {.unified = true}), std::invalid_argument);
   }
 }
+
+namespace ki_spec_memory_intended {
+using i64 = std::int64_t;
+/// ki::intended_race (ki's extension: <ki/intended_race.hpp>) on an index and on arrays, in a
+/// kernel without a race: the values pass through unchanged.
+struct pass_through {
+  KI_DEVICE void operator()(ki::span<i64> out, ki::span<const i64> in) const {
+    auto tile = ki::intended_race(ki::localmemory<i64, 64>([] {}));
+    auto o = ki::intended_race(out);
+    const i64 i = ki::get_global_id().x, l = ki::get_local_id().x;
+    tile[ki::intended_race(l)] = in[ki::intended_race(i)];
+    ki::barrier();
+    o[i] = tile[(l + 1) % 64] + 1;
+  }
+};
+}  // namespace ki_spec_memory_intended
+
+TEMPLATE_LIST_TEST_CASE("memory: ki::intended_race passes an index and an array through unchanged", "[memory]",
+                        ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  std::vector<i64> h(128);
+  for (i64 i = 0; i < 128; ++i) h[static_cast<std::size_t>(i)] = 3 * i;
+  auto in = ki::to_device(b, h);
+  auto out = ki_test::filled<i64>(b, 128, -1);
+  ki::launch(b, {.numgroups = 2, .workgroupsize = 64}, ki_spec_memory_intended::pass_through{}, out, in);
+  ki::synchronize(b);
+  ki_test::check_all(
+      ki_test::read(b, out), [](i64 i) { return 3 * (i / 64 * 64 + (i % 64 + 1) % 64) + 1; }, "neighbours");
+}
