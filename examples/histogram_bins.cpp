@@ -67,8 +67,8 @@ bool run(const B& backend) {
     const i64 bytes = bins * i64{sizeof(std::int32_t)};
     ki::launch(backend, {.ndrange = n, .workgroupsize = 128, .dynamic_local_memory = bytes}, histogram_bins_ki{},
                ki_counts, data);
-    ki::ka::kernel(backend, histogram_bins_ka{})(
-        {.ndrange = n, .workgroupsize = 128, .dynamic_local_memory = bytes}, ka_counts, ki::ka::Const(data));
+    ki::ka::kernel(backend, histogram_bins_ka{})({.ndrange = n, .workgroupsize = 128, .dynamic_local_memory = bytes},
+                                                 ka_counts, ki::ka::Const(data));
     const bool same = ki::to_host(backend, ki_counts) == expected && ki::to_host(backend, ka_counts) == expected;
     ok = ok && same;
     shown += (shown.empty() ? "" : ", ") + std::to_string(bins) + " bins (" + std::to_string(bytes) +

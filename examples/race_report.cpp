@@ -18,10 +18,10 @@ struct smooth_with_debug_flag {
   KI_DEVICE void operator()(ki::span<i64> out, ki::span<i64> seen, ki::span<i64> last) const {
     auto tile = ki::localmemory<i64, 64>([] {});
     const i64 l = ki::get_local_id().x, n = ki::get_local_size().x, i = ki::get_global_id().x;
-    seen[ki::intended_race(0)] = 1;            // a debug flag: every work-item sets it, on purpose
+    seen[ki::intended_race(0)] = 1;  // a debug flag: every work-item sets it, on purpose
     tile[l] = i;
-    out[i] = tile[l] + tile[(l + 1) % n];      // BUG: no ki::barrier() before reading the neighbour
-    last[ki::get_group_id().x] = l;            // BUG: every work-item of the group, different values
+    out[i] = tile[l] + tile[(l + 1) % n];  // BUG: no ki::barrier() before reading the neighbour
+    last[ki::get_group_id().x] = l;        // BUG: every work-item of the group, different values
   }
 };
 
@@ -45,13 +45,13 @@ int main() {
     const bool all = mode == ki::reference::race_reports::all;
     std::printf("race_reports::%s:\n%s\n", all ? "all" : "first_group", what.c_str());
     for (const auto& w : warnings)
-      if (w.kind == "intended-race") std::printf("  warning %s at %s, %lld times\n", w.kind.c_str(), w.where.c_str(),
-                                                 static_cast<long long>(w.count));
+      if (w.kind == "intended-race")
+        std::printf("  warning %s at %s, %lld times\n", w.kind.c_str(), w.where.c_str(),
+                    static_cast<long long>(w.count));
     // The report names the races the kernel does not mean, never the flag's; with `all`, every
     // pair of lines of the launch (the tile's two orders and the `last` store) in its 4 groups.
     ok = ok && has(what, "race on element 1 of localmemory") && !has(what, "race on element 0 of a ki::span of 1") &&
-         (!all || has(what, "in 4 work-groups, at 3 pairs of lines")) &&
-         (all || !has(what, "KI_REFERENCE_RACES=all"));
+         (!all || has(what, "in 4 work-groups, at 3 pairs of lines")) && (all || !has(what, "KI_REFERENCE_RACES=all"));
     bool flagged = false;
     for (const auto& w : warnings) flagged = flagged || w.kind == "intended-race";
     ok = ok && flagged;

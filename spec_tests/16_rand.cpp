@@ -390,8 +390,8 @@ struct ka_bad_seed {
 };
 }  // namespace ki_spec_rand
 
-TEMPLATE_LIST_TEST_CASE("rand: the oracle reports a KA work-item that seeds after drawing, or another seed",
-                        "[rand]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("rand: the oracle reports a KA work-item that seeds after drawing, or another seed", "[rand]",
+                        ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   const std::string line = "16_rand.cpp:" + std::to_string(ka_bad_seed::seed_line);
   for (const auto& [which, why] : std::vector<std::pair<int, std::string>>{

@@ -176,8 +176,8 @@ TEMPLATE_LIST_TEST_CASE("local_memory: dynamic_local_memory bytes, shared by the
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("local_memory: dynamic local memory beside static localmemory, a 2-D part",
-                        "[local_memory]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("local_memory: dynamic local memory beside static localmemory, a 2-D part", "[local_memory]",
+                        ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   auto out = ki_test::filled<i64>(b, 2 * 16 * 2, -7);
   // The kernel object's launch options and the one-call form (launch_spec) both take it.
@@ -195,8 +195,8 @@ TEMPLATE_LIST_TEST_CASE("local_memory: dynamic local memory beside static localm
   ki_test::check_all(ki_test::read(b, out2), expected, "ki::launch");
 }
 
-TEMPLATE_LIST_TEST_CASE("local_memory: dynamic_localmemory's size is the launch's (0 by default)",
-                        "[local_memory]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("local_memory: dynamic_localmemory's size is the launch's (0 by default)", "[local_memory]",
+                        ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   for (i64 bytes : {0, 1, 100, 4096}) {
     KI_INFO(bytes << " bytes");
@@ -224,21 +224,21 @@ TEMPLATE_LIST_TEST_CASE("local_memory: dynamic_local_memory below 0 or beyond th
       [&] { k({.numgroups = 1, .workgroupsize = 8, .dynamic_local_memory = max + 1}, out); });
   CHECK_THAT(msg, ki_test::ContainsSubstring("dynamic_local_memory = " + std::to_string(max + 1)) &&
                       ki_test::ContainsSubstring(std::to_string(max)));
-  msg = ki_test::thrown_message<std::invalid_argument>(
-      [&] { ki::launch(k, {1, 1, 1}, {8, 1, 1}, std::tie(out), {}, max + 1); });  // the lower-level launch
+  msg = ki_test::thrown_message<std::invalid_argument>([&] {
+    ki::launch(k, {1, 1, 1}, {8, 1, 1}, std::tie(out), {}, max + 1);
+  });  // the lower-level launch
   CHECK_THAT(msg, ki_test::ContainsSubstring("dynamic_local_memory = " + std::to_string(max + 1)));
   CHECK_THROWS_AS(ki::launch(b, {.launch = false, .dynamic_local_memory = 64}, size_of_dynamic{}, out),
                   std::invalid_argument);
   // KA: the same check, before anything runs.
   msg = ki_test::thrown_message<std::invalid_argument>([&] {
-    ki::ka::kernel(b, ka_loop_2d{})({.ndrange = {4, 4}, .workgroupsize = {4, 4}, .dynamic_local_memory = max + 1},
-                                    out, 1);
+    ki::ka::kernel(b, ka_loop_2d{})({.ndrange = {4, 4}, .workgroupsize = {4, 4}, .dynamic_local_memory = max + 1}, out,
+                                    1);
   });
   CHECK_THAT(msg, ki_test::ContainsSubstring("dynamic_local_memory = " + std::to_string(max + 1)) &&
                       ki_test::ContainsSubstring(std::to_string(max)));
   CHECK_THROWS_AS(
-      ki::ka::kernel(b, ka_loop_2d{})({.ndrange = {4, 4}, .workgroupsize = {4, 4}, .dynamic_local_memory = -8}, out,
-                                      1),
+      ki::ka::kernel(b, ka_loop_2d{})({.ndrange = {4, 4}, .workgroupsize = {4, 4}, .dynamic_local_memory = -8}, out, 1),
       std::invalid_argument);
   ki::synchronize(b);
   CHECK(ki_test::read(b, out)[0] == -7);  // nothing ran
@@ -248,8 +248,8 @@ TEMPLATE_LIST_TEST_CASE("local_memory: dynamic_local_memory below 0 or beyond th
   CHECK(ki_test::read(b, out)[0] == max - 64);
 }
 
-TEMPLATE_LIST_TEST_CASE("ka: localmem with run-time extents, taken from the launch's dynamic_local_memory",
-                        "[ka]", ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("ka: localmem with run-time extents, taken from the launch's dynamic_local_memory", "[ka]",
+                        ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   for (i64 n : {1, 7, 64}) {
     KI_INFO("work-group size " << n);
@@ -258,8 +258,8 @@ TEMPLATE_LIST_TEST_CASE("ka: localmem with run-time extents, taken from the laun
     auto out = ki_test::filled<i64>(b, 2 * items, -7);
     // float[n], i64[n], i64[n], float[n] with their alignment: 4n, 8n from round_up(4n, 8)...
     const i64 bytes = (4 * n + 7) / 8 * 8 + 16 * n + 4 * n;
-    ki::ka::kernel(b, ka_runtime_extents{})({.ndrange = items, .workgroupsize = n, .dynamic_local_memory = bytes},
-                                            out, iters);
+    ki::ka::kernel(b, ka_runtime_extents{})({.ndrange = items, .workgroupsize = n, .dynamic_local_memory = bytes}, out,
+                                            iters);
     ki::synchronize(b);
     ki_test::check_all(
         ki_test::read(b, out),
@@ -270,8 +270,8 @@ TEMPLATE_LIST_TEST_CASE("ka: localmem with run-time extents, taken from the laun
         },
         "float and i64 sites");
     auto out2 = ki_test::filled<i64>(b, 4 * n, -7);
-    ki::ka::kernel(b, ka_loop_2d{})({.ndrange = {n, 4}, .workgroupsize = {n, 2}, .dynamic_local_memory = 16 * n},
-                                    out2, iters);
+    ki::ka::kernel(b, ka_loop_2d{})({.ndrange = {n, 4}, .workgroupsize = {n, 2}, .dynamic_local_memory = 16 * n}, out2,
+                                    iters);
     ki::synchronize(b);
     ki_test::check_all(
         ki_test::read(b, out2),
@@ -284,14 +284,13 @@ TEMPLATE_LIST_TEST_CASE("ka: localmem with run-time extents, taken from the laun
 }
 
 #if KI_TEST_BACKEND_REFERENCE
-TEMPLATE_LIST_TEST_CASE("local_memory: the oracle poisons dynamic local memory", "[local_memory]",
-                        ki_test::backends) {
+TEMPLATE_LIST_TEST_CASE("local_memory: the oracle poisons dynamic local memory", "[local_memory]", ki_test::backends) {
   auto b = ki_test::make<TestType>();
   b.print_warnings = false;  // (reads of unwritten local memory are warned about)
   auto out = ki_test::filled<i64>(b, 1, -7);
-  ki::launch(b, {.numgroups = 1, .workgroupsize = 1, .dynamic_local_memory = 8},
-             KI_LAMBDA(ki::span<i64> o) { o[0] = static_cast<i64>(ki::dynamic_localmemory<std::uint32_t>()[1]); },
-             out);
+  ki::launch(
+      b, {.numgroups = 1, .workgroupsize = 1, .dynamic_local_memory = 8},
+      KI_LAMBDA(ki::span<i64> o) { o[0] = static_cast<i64>(ki::dynamic_localmemory<std::uint32_t>()[1]); }, out);
   ki::synchronize(b);
   CHECK(ki_test::read(b, out)[0] == 0xFFBADBAD);
 }
@@ -302,12 +301,12 @@ TEMPLATE_LIST_TEST_CASE("local_memory: a part of dynamic local memory outside th
                         "[local_memory]", ki_test::backends) {
   const auto b = ki_test::make<TestType>();
   const std::string line = "23_dynamic_local_memory.cpp:" + std::to_string(bad_part::line);
-  for (const auto& [offset, count, why] : std::vector<std::tuple<i64, i64, std::string>>{
-           {0, 9, "9 elements of 8 bytes from byte 0 do not fit"},
-           {64, 1, "1 elements of 8 bytes from byte 64 do not fit"},
-           {4, 1, "not a multiple of the element's alignment, 8"},
-           {-8, 1, "must be at least 0"},
-           {0, -1, "must be at least 0"}}) {
+  for (const auto& [offset, count, why] :
+       std::vector<std::tuple<i64, i64, std::string>>{{0, 9, "9 elements of 8 bytes from byte 0 do not fit"},
+                                                      {64, 1, "1 elements of 8 bytes from byte 64 do not fit"},
+                                                      {4, 1, "not a multiple of the element's alignment, 8"},
+                                                      {-8, 1, "must be at least 0"},
+                                                      {0, -1, "must be at least 0"}}) {
     KI_INFO(why);
     auto out = ki_test::filled<i64>(b, 1, -7);
     ki::launch(b, {.numgroups = 1, .workgroupsize = 1, .dynamic_local_memory = 64}, bad_part{}, out, offset, count);

@@ -219,7 +219,7 @@ TEST_CASE("emulated GPU: a bad launch configuration is the thread's last error, 
   // kernel<<<1, 2048>>>(...) through the launch seam: more threads than a block may have.
   ki::emulated::launch(&noop_kernel, dim3{1}, dim3{2048}, 0, nullptr, 1);
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
-  CHECK(cudaGetLastError() == cudaSuccess);                           // read and cleared
+  CHECK(cudaGetLastError() == cudaSuccess);                              // read and cleared
   ki::emulated::launch(&noop_kernel, dim3{0}, dim3{32}, 0, nullptr, 1);  // an empty grid
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
   ki::emulated::launch(&noop_kernel, dim3{2}, dim3{32}, 0, nullptr, 1);

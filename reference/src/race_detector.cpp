@@ -324,8 +324,8 @@ void race_detector::judge(const void* addr, access_rec mine, bool changed, bool 
     // the read can race with another group's write).
     if (fresh || (changed && !g->second.wrote) ||
         (!g->second.wrote && cpu::may_keep(g->second.how) && mine.how == cpu::touch::read))
-      g->second = global_access{addr,  group_linear_, group_id_, me.local_id, changed, mine.how,
-                                mine.where, count,     index,     mine.pc,     mine.caller};
+      g->second = global_access{addr,       group_linear_, group_id_, me.local_id, changed,    mine.how,
+                                mine.where, count,         index,     mine.pc,     mine.caller};
   }
 }
 
@@ -437,8 +437,12 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, global_lo
     const global_access& o = e.lo[0].group != w.group ? e.lo[0] : e.lo[1];
     const global_access& a = o.group < w.group ? o : w;  // in group order
     const global_access& b = o.group < w.group ? w : o;
-    described d{&a, &b, cpu::access_location(a.pc, a.where), cpu::access_location(b.pc, b.where),
-                o.wrote || o.how == cpu::touch::same_value_write, {}};
+    described d{&a,
+                &b,
+                cpu::access_location(a.pc, a.where),
+                cpu::access_location(b.pc, b.where),
+                o.wrote || o.how == cpu::touch::same_value_write,
+                {}};
     d.inst = std::string(d.writes ? "write-write" : "read-write") + " race between work-groups on element " +
              std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
              to_string(a.local_id) + " of work-group " + to_string(a.group_id) + " " + cpu::did(a.how) + " at " +
@@ -458,7 +462,8 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, global_lo
         count_intended(intended, *declared, d.inst);
         continue;
       }
-      if (log.tally != nullptr) log.tally->add(-1, d.writes ? "write-write" : "read-write", d.a_where, d.b_where, d.inst);
+      if (log.tally != nullptr)
+        log.tally->add(-1, d.writes ? "write-write" : "read-write", d.a_where, d.b_where, d.inst);
     }
     ++count;
     if (first == nullptr || std::less<const void*>()(addr, first_addr)) first = &e, first_addr = addr;

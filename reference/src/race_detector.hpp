@@ -75,7 +75,7 @@ struct global_access {
   cpu::touch how;         // what the group's recorded access was (wrote: touch::wrote)
   source_location where;  // the subscript's (an instrumented access: resolved from pc when reported)
   std::int64_t count, index;
-  const void* pc = nullptr;  // the instruction (instrumented kernels), else null
+  const void* pc = nullptr;      // the instruction (instrumented kernels), else null
   const void* caller = nullptr;  // the return address of its function (the shadow call stack), else null
 };
 /// What deciding races between work-groups needs of one element of global memory: the accesses

@@ -386,8 +386,8 @@ TEST_CASE("checked: a KA race inside a helper names the phases' lines that reach
   INFO(w);
   CHECK(has(w, "race on element 1 of localmem"));
 #ifdef __OPTIMIZE__
-  CHECK(has(w, "wrote it at " + at(ka_through_helper::line_at) + " (used at " + at(ka_through_helper::line_write) +
-                   ")"));
+  CHECK(
+      has(w, "wrote it at " + at(ka_through_helper::line_at) + " (used at " + at(ka_through_helper::line_write) + ")"));
   CHECK(has(w, "read it at " + at(ka_through_helper::line_get) + " (in a function called at " +
                    at(ka_through_helper::line_read) + ")"));
 #endif
@@ -411,8 +411,9 @@ TEST_CASE("checked: a helper that is not inlined is named with its caller's line
   REQUIRE(o.error);
   std::string w = what(o);
   INFO(w);
-  CHECK(has(w, "index 1 is out of bounds at " + at(line_read_element) + " for a ki::span<const long int> of 1 elements" +
-                   " (in a function called at " + at(out_of_bounds_in_noinline_helper::line_call) + ")"));
+  CHECK(has(w, "index 1 is out of bounds at " + at(line_read_element) +
+                   " for a ki::span<const long int> of 1 elements" + " (in a function called at " +
+                   at(out_of_bounds_in_noinline_helper::line_call) + ")"));
   const auto r = run(b, race_in_noinline_helper{}, 1, 64);
   REQUIRE(r.error);
   w = what(r);

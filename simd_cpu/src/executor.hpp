@@ -19,7 +19,7 @@ struct launch_desc {
   const void* ctx;
   const backend* b;
   const char* kernel_name;
-  std::uint64_t rand_seed = 0;                           ///< the launch's seed (ki/rand.hpp)
+  std::uint64_t rand_seed = 0;           ///< the launch's seed (ki/rand.hpp)
   std::size_t dynamic_local_memory = 0;  ///< bytes (launch_options::dynamic_local_memory), within max_local_memory
   ki::detail::cpu::launch_progress* progress = nullptr;  ///< set by execute (the spin watch)
 };

@@ -261,8 +261,7 @@ void intended_races::declare(const void* p, std::size_t bytes, const source_loca
   empty_.store(false, std::memory_order_relaxed);
 }
 
-const source_location* intended_races::match(const void* p, const source_location& a,
-                                             const source_location& b) const {
+const source_location* intended_races::match(const void* p, const source_location& a, const source_location& b) const {
   if (empty()) return nullptr;
   std::lock_guard lock(m_);
   const auto* e = static_cast<const unsigned char*>(p);
@@ -316,10 +315,12 @@ std::string race_tally::summary() const {
   std::lock_guard lock(m_);
   if (total_ == 0) return {};
   std::string s = "; all the launch's races (KI_REFERENCE_RACES=all): " + std::to_string(total_) + " in " +
-                   std::to_string(groups_.size()) + (groups_.size() == 1 ? " work-group" : " work-groups") +
-                   (between_ ? " and between work-groups" : "") + ", at " +
-                   std::to_string(sites_.size() + (unlisted_ > 0 ? 1 : 0)) +
-                   (unlisted_ > 0 ? " or more pairs of lines:" : sites_.size() == 1 ? " pair of lines:" : " pairs of lines:");
+                  std::to_string(groups_.size()) + (groups_.size() == 1 ? " work-group" : " work-groups") +
+                  (between_ ? " and between work-groups" : "") + ", at " +
+                  std::to_string(sites_.size() + (unlisted_ > 0 ? 1 : 0)) +
+                  (unlisted_ > 0        ? " or more pairs of lines:"
+                   : sites_.size() == 1 ? " pair of lines:"
+                                        : " pairs of lines:");
   for (const auto& site : sites_) s += "\n  " + std::to_string(site.count) + " x " + site.text;
   if (unlisted_ > 0)
     s += "\n  and " + std::to_string(unlisted_) + " more at other pairs of lines (the first " +

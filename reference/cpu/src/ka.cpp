@@ -304,7 +304,8 @@ class ka_races final : public ki::detail::checked::recorder {
     if (e.count == 0) {
       e.kind = "intended-race";
       e.where = to_string(declared);
-      e.message = "a race the kernel declares intended (ki::intended_race at " + to_string(declared) + "), e.g. " + text;
+      e.message =
+          "a race the kernel declares intended (ki::intended_race at " + to_string(declared) + "), e.g. " + text;
     }
     ++e.count;
   }
@@ -412,8 +413,12 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
     const entry& o = x.first.group != w.group ? x.first : x.second;
     const entry& a = o.group < w.group ? o : w;  // in group order
     const entry& b = o.group < w.group ? w : o;
-    described d{&a, &b, access_location(a.pc, a.where), access_location(b.pc, b.where),
-                o.wrote || o.how == touch::same_value_write, {}};
+    described d{&a,
+                &b,
+                access_location(a.pc, a.where),
+                access_location(b.pc, b.where),
+                o.wrote || o.how == touch::same_value_write,
+                {}};
     d.inst = std::string(d.writes ? "write-write" : "read-write") + " race between work-groups on element " +
              std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
              to_string(local_id(a.item)) + " of work-group " + to_string(group_id(a.group)) + " " + did(a.how) +
@@ -440,7 +445,8 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
         }
         continue;
       }
-      if (log.tally != nullptr) log.tally->add(-1, d.writes ? "write-write" : "read-write", d.a_where, d.b_where, d.inst);
+      if (log.tally != nullptr)
+        log.tally->add(-1, d.writes ? "write-write" : "read-write", d.a_where, d.b_where, d.inst);
     }
     if (found == nullptr || std::less<const void*>()(addr, found->first.addr)) found = &x;
   }
@@ -573,8 +579,8 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     const auto fail = [&](kernel_error::kind k, const std::string& why) {
       group_where_ = where;
       throw item_failure{k, "called g.localmem<" + std::string(type) + ">(key, " + std::to_string(e.x) + ", " +
-                                std::to_string(e.y) + ", " + std::to_string(e.z) + ") at " + to_string(where) +
-                                ": " + why};
+                                std::to_string(e.y) + ", " + std::to_string(e.z) + ") at " + to_string(where) + ": " +
+                                why};
     };
     for (const auto& s : dynamic_sites_)
       if (s.key == key) {
@@ -600,21 +606,21 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       fail(kernel_error::kind::resource,
            "it needs " + (huge ? std::string("more than SIZE_MAX") : std::to_string(bytes)) +
                " bytes of the launch's dynamic_local_memory = " + std::to_string(dynamic_budget_) + " bytes" +
-               (dynamic_used_ > 0 ? ", of which the group's earlier g.localmem calls take " +
-                                        std::to_string(offset) + " (with alignment)"
+               (dynamic_used_ > 0 ? ", of which the group's earlier g.localmem calls take " + std::to_string(offset) +
+                                        " (with alignment)"
                                   : std::string()) +
                (huge ? std::string() : ": launch with .dynamic_local_memory = " + std::to_string(offset + bytes)) +
-               (huge || offset + bytes <= c_->max_local_memory ? std::string(" or more")
-                                                               : std::string(", more than the device's ") +
-                                                                     std::to_string(c_->max_local_memory)));
+               (huge || offset + bytes <= c_->max_local_memory
+                    ? std::string(" or more")
+                    : std::string(", more than the device's ") + std::to_string(c_->max_local_memory)));
     dynamic_used_ = offset + bytes;
     void* p = bytes > 0 ? allocate_local(key, bytes, align, where) : nullptr;
     dynamic_sites_.push_back({key, e, p});
     return p;
   }
   ki::ka::detail::rand_stream* rand_streams() override {
-    const std::size_t n = static_cast<std::size_t>(group_->state().size.x * group_->state().size.y *
-                                                   group_->state().size.z);
+    const std::size_t n =
+        static_cast<std::size_t>(group_->state().size.x * group_->state().size.y * group_->state().size.z);
     auto* s = static_cast<ki::ka::detail::rand_stream*>(
         arena_.alloc(n * sizeof(ki::ka::detail::rand_stream), alignof(ki::ka::detail::rand_stream)));
     for (std::size_t k = 0; k < n; ++k) s[k] = {rand_seed_, 0, false};

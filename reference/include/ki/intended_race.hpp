@@ -34,7 +34,8 @@ namespace ki {
 /// One access: the index, for a subscript (`a[ki::intended_race(i)]`), whose races are the
 /// kernel's intent.
 template <class I>
-requires std::is_integral_v<I> KI_DEVICE inline auto intended_race(I i, source_location where = source_location::current()) {
+requires std::is_integral_v<I> KI_DEVICE inline auto intended_race(I i,
+                                                                   source_location where = source_location::current()) {
 #if KI_GPU_PASS
   (void)where;
   return i;
@@ -56,7 +57,7 @@ KI_DEVICE inline span<T> intended_race(span<T> s, source_location where = source
 }
 template <class T, std::size_t... Dims>
 KI_DEVICE inline local_array<T, Dims...> intended_race(local_array<T, Dims...> a,
-                                                     source_location where = source_location::current()) {
+                                                       source_location where = source_location::current()) {
 #if KI_GPU_PASS
   (void)where;
 #else

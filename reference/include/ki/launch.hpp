@@ -90,8 +90,7 @@ inline void check_required_size(const launch_hints& h, const std::array<std::int
 /// launch_options::dynamic_local_memory against the device's local memory per work-group
 /// (std::invalid_argument naming both).
 inline void check_dynamic_local_memory(std::int64_t bytes, std::int64_t max_local_memory) {
-  if (bytes < 0)
-    bad_launch("dynamic_local_memory = " + std::to_string(bytes) + " bytes: the size must be at least 0");
+  if (bytes < 0) bad_launch("dynamic_local_memory = " + std::to_string(bytes) + " bytes: the size must be at least 0");
   if (bytes > max_local_memory)
     bad_launch("dynamic_local_memory = " + std::to_string(bytes) + " bytes exceeds the device's local memory per " +
                "work-group, max_local_memory = " + std::to_string(max_local_memory) + " bytes");

@@ -199,7 +199,8 @@ __device__ inline unsigned char* dynamic_local_base(std::int64_t* bytes, const s
   return static_cast<unsigned char*>(p);
 #else
   (void)where;
-  extern __shared__ dynamic_local_unit ki_dynamic_local[];  // (every extern __shared__ array starts at the same address)
+  extern __shared__ dynamic_local_unit
+      ki_dynamic_local[];  // (every extern __shared__ array starts at the same address)
   if (bytes != nullptr) *bytes = dynamic_local_bytes();
   return reinterpret_cast<unsigned char*>(ki_dynamic_local);
 #endif
@@ -209,9 +210,9 @@ __device__ inline unsigned char* dynamic_local_base(std::int64_t* bytes, const s
 /// dynamic_localmemory's part (byte offset, extents) that does not fit the launch's `bytes`, or
 /// is misaligned for T: ki::out_of_bounds at `where` naming the numbers.
 [[noreturn, gnu::noinline, gnu::cold]] inline void bad_dynamic_part(const char* type, std::size_t size,
-                                                                   std::size_t align, std::int64_t offset,
-                                                                   xyz<std::int64_t> e, std::int64_t bytes,
-                                                                   const source_location& where) {
+                                                                    std::size_t align, std::int64_t offset,
+                                                                    xyz<std::int64_t> e, std::int64_t bytes,
+                                                                    const source_location& where) {
   std::string call = std::string("dynamic_localmemory<") + type + ">(" + std::to_string(offset) + ", {" +
                      std::to_string(e.x) + ", " + std::to_string(e.y) + ", " + std::to_string(e.z) + "})";
   std::string why;
@@ -272,8 +273,8 @@ KI_DEVICE inline span<T> dynamic_localmemory(std::int64_t offset, xyz<std::int64
   // The part fits when each extent is at least 0 and offset + count * size <= bytes, computed
   // without overflow (bytes is at most the device's local memory).
   const auto size = static_cast<std::int64_t>(sizeof(T));
-  bool fits = offset >= 0 && offset <= bytes && offset % static_cast<std::int64_t>(alignof(T)) == 0 &&
-              extents.x >= 0 && extents.y >= 0 && extents.z >= 0;
+  bool fits = offset >= 0 && offset <= bytes && offset % static_cast<std::int64_t>(alignof(T)) == 0 && extents.x >= 0 &&
+              extents.y >= 0 && extents.z >= 0;
   if (fits) {
     std::int64_t n = 0;
     fits = !__builtin_mul_overflow(extents.x, extents.y, &n) && !__builtin_mul_overflow(n, extents.z, &n) &&

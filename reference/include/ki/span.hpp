@@ -34,8 +34,8 @@ inline std::string location_string(const source_location& w) {
 [[noreturn]] inline void throw_out_of_bounds(const std::string& index, const source_location& at,
                                              const std::string& array, const void* pc = nullptr) {
   throw out_of_bounds(
-      "index " + index + " is out of bounds" + (at.line != 0 ? " at " + location_string(at) : "") + " for " + array,
-      at, pc, checked::caller_of(pc));
+      "index " + index + " is out of bounds" + (at.line != 0 ? " at " + location_string(at) : "") + " for " + array, at,
+      pc, checked::caller_of(pc));
 }
 // Out of line and cold, taking values: an access inlined into a kernel's loop is then a
 // compare and a never-taken branch, and the span itself can stay in registers. `type` is the

@@ -302,7 +302,8 @@ class gpu_group {
     const std::uint64_t offset = (dyn_used_ + alignof(T) - 1) / alignof(T) * alignof(T);
     const std::uint64_t bytes = std::uint64_t(nx) * std::uint64_t(ny) * std::uint64_t(nz) * sizeof(T);
 #if KI_GPU_EMULATION
-    if (dyn_count_ == detail::max_dynamic_localmem_sites || nx < 0 || ny < 0 || nz < 0 || offset + bytes > geo_.dynamic_local)
+    if (dyn_count_ == detail::max_dynamic_localmem_sites || nx < 0 || ny < 0 || nz < 0 ||
+        offset + bytes > geo_.dynamic_local)
       ki::detail::gpu::emu::dynamic_localmem_refused(e, sizeof(T), offset, geo_.dynamic_local, dyn_count_, where);
 #else
     (void)where;
@@ -366,7 +367,6 @@ __device__ void seed(const ka::gpu_item<S>&, std::uint64_t s, source_location wh
 #endif
 }
 }  // namespace ki
-
 
 #include <ki/detail/public_end.hpp>
 #endif

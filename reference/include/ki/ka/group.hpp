@@ -829,4 +829,3 @@ void seed(const ka::basic_cpu_item<S>& i, std::uint64_t s, source_location where
   i.seed(s, where);
 }
 }  // namespace ki
-

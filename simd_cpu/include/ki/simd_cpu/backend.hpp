@@ -262,9 +262,9 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     using bound = ki::ka::detail::cpu_bound<S, F, A...>;
     const bound ctx{f, std::tuple<A...>(args...)};
     const std::string shown = name != nullptr ? std::string(name) : ki::detail::kernel_display_name<F>({});
-    simd_cpu::detail::launch_ka(b, {g.range, g.groupsize, g.groups, &bound::run_groups, &ctx, shown.c_str(),
-                                    static_cast<std::size_t>(g.dynamic_local_memory),
-                                    ki::detail::next_launch_seed(backend_traits<B>::name)});
+    simd_cpu::detail::launch_ka(
+        b, {g.range, g.groupsize, g.groups, &bound::run_groups, &ctx, shown.c_str(),
+            static_cast<std::size_t>(g.dynamic_local_memory), ki::detail::next_launch_seed(backend_traits<B>::name)});
   }
 };
 

@@ -266,9 +266,9 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
         KI_OFFLOAD_CHECK(FuncGetAttributes, &a, f);
         const std::int64_t max = max_local_memory(k.backend);
         if (static_cast<std::int64_t>(a.sharedSizeBytes) + x.dynamic_local_memory > max)
-          throw std::invalid_argument(std::string("ki::") + name + ": launch: dynamic_local_memory = " +
-                                      std::to_string(x.dynamic_local_memory) + " bytes and the kernel's " +
-                                      std::to_string(a.sharedSizeBytes) +
+          throw std::invalid_argument(std::string("ki::") + name +
+                                      ": launch: dynamic_local_memory = " + std::to_string(x.dynamic_local_memory) +
+                                      " bytes and the kernel's " + std::to_string(a.sharedSizeBytes) +
                                       " bytes of static shared memory exceed the device's " + std::to_string(max));
       }
     const KI_OFFLOAD_NAMESPACE::api::launch_range named(ki::detail::kernel_display_name<F>(k.name));

@@ -46,7 +46,7 @@ struct ka_config {
   std::size_t max_local_memory = 0;  ///< bytes per work-group
   /// The oracle's checks of ki::seed(i, s) (ki/rand.hpp), or null.
   ki::detail::cpu::rand_checker* rand_check = nullptr;
-  std::size_t stack_size = 0;        ///< of the fiber the groups run on (faults are reported, not fatal)
+  std::size_t stack_size = 0;  ///< of the fiber the groups run on (faults are reported, not fatal)
   /// Phases run in an explicit order even when it is forward, the running work-item recorded
   /// per item: a fault (an invalid access, a stack overflow) then names it (the oracle). Else
   /// a fault names the work-group and the phase only (the phase is one loop).

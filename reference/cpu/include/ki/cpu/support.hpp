@@ -133,8 +133,9 @@ inline item_failure current_failure() {
   } catch (const unsupported_operation& u) {
     return {kernel_error::kind::unsupported, u.what(), false, -1, u.where};
   } catch (const out_of_bounds& o) {  // names the access's line: where() is that line
-    return {kernel_error::kind::exception, std::string("failed a bounds check: ") + o.what() + helper_note(o.pc, o.where, o.caller),
-            false, -1, o.where};
+    return {kernel_error::kind::exception,
+            std::string("failed a bounds check: ") + o.what() + helper_note(o.pc, o.where, o.caller), false, -1,
+            o.where};
   } catch (const std::bad_alloc&) {  // the kernel's own allocation, or an oracle's records of it
     return {kernel_error::kind::resource,
             "ran out of memory (std::bad_alloc) in an allocation of its own or of the backend's records of it "

@@ -120,8 +120,8 @@ inline void* dynamic_shared_memory(std::size_t* bytes, const source_location& wh
   if (sites == 8)
     throw std::length_error(call + "a kernel may have at most 8 call sites of g.localmem with run-time extents");
   throw std::length_error(call + "it needs " + std::to_string(e.x * e.y * e.z * std::int64_t(size)) +
-                          " bytes from byte " + std::to_string(offset) + " of the launch's dynamic_local_memory = " +
-                          std::to_string(bytes) + " bytes");
+                          " bytes from byte " + std::to_string(offset) +
+                          " of the launch's dynamic_local_memory = " + std::to_string(bytes) + " bytes");
 }
 
 /// The user's call of a ki sub-group function whose GPU pass the running work-item executes
