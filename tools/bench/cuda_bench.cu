@@ -166,7 +166,8 @@ void BM_raw_launch(benchmark::State& state) {
   ki_bench::timed_loop(state, "ns_per_launch", launches_per_batch, [&] {
     for (int i = 0; i < launches_per_batch; ++i)
       ki::cuda::detail::entry<empty_kernel, ki::span<int>>
-          <<<1, 32, 0, s>>>(0, empty_kernel{}, arg);  // (the entry takes the ki::rand launch seed first)
+          <<<1, 32, 0, s>>>(0, 0, empty_kernel{}, arg);  // (the entry takes the ki::rand launch seed and the
+                                                         // dynamic local memory's size first)
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
   });
 }
