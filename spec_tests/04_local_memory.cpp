@@ -265,9 +265,11 @@ TEMPLATE_LIST_TEST_CASE("local_memory: each work-group has its own memory", "[lo
   const TestType b = cfg::configured();
   const i64 n = 64, groups = 2;
   // Whether the two groups are alive at once is up to the host's threads: on a loaded machine
-  // the second may start only after the first gave up waiting. So the wait is short (2^22
-  // polls: well under the oracle's one second of no progress, ki/reference: spin watch), the
-  // launch is repeated until the groups have met once, and every launch's values are checked.
+  // the second may start only after the first gave up waiting. So the wait is short (2^19
+  // polls: below the oracle's spin limit of 2^20 polls seeing the same value, so that its spin
+  // watch never takes this bounded wait for a spin-wait, however slow the machine: under ASan
+  // on a loaded host 2^22 polls took more than the watch's second), the launch is repeated until
+  // the groups have met once, and every launch's values are checked.
   // Never met: a declared skip (without overlap the values show only that a group sees its own
   // writes), never a pass.
   constexpr int max_launches = 40;
@@ -278,7 +280,7 @@ TEMPLATE_LIST_TEST_CASE("local_memory: each work-group has its own memory", "[lo
     auto out = ki_test::filled<i64>(b, n * groups, -1);
     auto arrived = ki::zeros<int>(b, 1);
     auto met = ki::zeros<int>(b, groups);
-    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, rendezvous_groups{}, out, arrived, met, i64{1} << 22);
+    ki::launch(b, {.numgroups = groups, .workgroupsize = n}, rendezvous_groups{}, out, arrived, met, i64{1} << 19);
     const auto m = ki_test::read(b, met);
     KI_INFO(cfg::describe(b) << ", launch " << launches << ": groups met " << m[0] << ", " << m[1]);
     ki_test::check_all(
