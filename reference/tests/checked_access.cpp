@@ -634,24 +634,6 @@ struct ka_two_races {
 };
 // clang-format on
 
-/// As gallery_support's run, with a second array the kernel writes (`extra`).
-template <class K>
-outcome run_rw(const ki::reference::backend& b, K k, i64 groups, i64 n, ki::array<i64, ki::reference::backend>& extra) {
-  outcome o;
-  (void)ki::reference::take_warnings();
-  auto out = ki::zeros<i64>(b, groups * n);
-  ki::launch(b, {.numgroups = groups, .workgroupsize = n}, k, out, extra);
-  try {
-    ki::synchronize(b);
-  } catch (const ki::kernel_error& e) {
-    o.error = e;
-    if (const auto* r = ki::reference::report_of(e)) o.report = *r;
-  }
-  o.warnings = ki::reference::take_warnings();
-  o.out = ki::to_host(b, out);
-  return o;
-}
-
 std::int64_t intended_count(const std::vector<ki::reference::warning>& w, unsigned line) {
   std::int64_t n = 0;
   for (const auto& x : w)
@@ -664,7 +646,7 @@ TEST_CASE("checked: a race declared ki::intended_race is a warning, and the race
           "[oracle][checked]") {
   const auto b = backend_for("cuda");
   auto flag = ki::zeros<i64>(b, 1);
-  const auto o = run_rw(b, debug_flag_and_race{}, 2, 64, flag);
+  const auto o = run(b, debug_flag_and_race{}, 2, 64, flag);
   REQUIRE(o.error);
   const std::string w = o.error->what();
   INFO(w);
@@ -679,7 +661,7 @@ TEST_CASE("checked: an array declared ki::intended_race races in and between wor
           "[oracle][checked]") {
   const auto b = backend_for("cuda");
   auto last = ki::zeros<i64>(b, 1);
-  const auto o = run_rw(b, last_writer_wins{}, 4, 32, last);
+  const auto o = run(b, last_writer_wins{}, 4, 32, last);
   INFO((o.error ? o.error->what() : std::string("no error")));
   CHECK(!o.error);
   CHECK(intended_count(o.warnings, last_writer_wins::line_declared) > 0);
@@ -692,11 +674,11 @@ TEST_CASE("checked: race_reports::all runs every work-group and lists every race
   auto b = backend_for("cuda");
   auto flag = ki::zeros<i64>(b, 4);
   // first_group (default): the lowest group's races end the launch.
-  const auto first = run_rw(b, two_races{}, 4, 64, flag);
+  const auto first = run(b, two_races{}, 4, 64, flag);
   REQUIRE(first.error);
   CHECK_THAT(std::string(first.error->what()), !ContainsSubstring("KI_REFERENCE_RACES=all"));
   b.races = ki::reference::race_reports::all;
-  const auto o = run_rw(b, two_races{}, 4, 64, flag);
+  const auto o = run(b, two_races{}, 4, 64, flag);
   REQUIRE(o.error);
   const std::string w = o.error->what();
   INFO(w);

@@ -29,9 +29,10 @@ inline ki::reference::backend backend_for(const std::string& name, std::uint64_t
 }
 
 /// Launches k over `groups` x `n` work-items with out (groups * n elements, zeroed) and the
-/// extra arguments, synchronizes, and returns what happened.
+/// extra arguments (a const array as a span of const elements, another as a span the kernel may
+/// write), synchronizes, and returns what happened.
 template <class K, class... A>
-outcome run(const ki::reference::backend& b, K k, i64 groups, i64 n, const A&... args) {
+outcome run(const ki::reference::backend& b, K k, i64 groups, i64 n, A&&... args) {
   outcome o;
   (void)ki::reference::take_warnings();
   auto out = ki::zeros<i64>(b, groups * n);
