@@ -160,9 +160,10 @@ void race_detector::record_plain(const cpu::item_state* it, const void* addr, st
     }
     if (deferred_.size != 0) settle();
     const source_location where = sub ? sub->where : source_location{};
+    const void* caller = checked::caller_of(pc);
     for (i64 index = a.first; index <= a.last; ++index) {
       const unsigned char* e = a.element(index);
-      const access_rec mine{it->local_linear, where, sg_serial_, pc, cpu::touch::read, checked::caller_of(pc)};
+      const access_rec mine{it->local_linear, where, sg_serial_, pc, cpu::touch::read, caller};
       if (g_.on_access != nullptr) [[unlikely]]
         g_.on_access(g_.on_access_ctx, *it, e, index, loc(mine));
       if (write && !g_.same_value_race && a.element_size <= sizeof deferred_.old && a.first == a.last) {
@@ -229,14 +230,6 @@ std::string race_detector::describe(i64 index, i64 count, const local_alloc* loc
   return "element " + std::to_string(index) + " of a ki::span of " + std::to_string(count) + " elements";
 }
 
-void count_intended(warning_sites& w, const source_location& declared, const std::string& text) {
-  auto& e = w[to_string(declared) + " intended-race"];
-  if (e.count == 0)
-    e = {"intended-race", to_string(declared),
-         "a race the kernel declares intended (ki::intended_race at " + to_string(declared) + "), e.g. " + text, 0};
-  ++e.count;
-}
-
 void race_detector::race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b,
                          const char* b_did, const void* addr, i64 index, i64 count, const local_alloc* local) {
   const cpu::item_state& ia = item_at(a.item);
@@ -254,7 +247,7 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
     if (a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write)
       text += cpu::ambiguous_read_note;
     if (declared != nullptr) {  // the kernel means it: a warning, not a failure
-      count_intended(*g_.warnings, *declared, text);
+      cpu::count_intended(*g_.warnings, *declared, text);
       return;
     }
     if (tally != nullptr) tally->add(group_linear_, kind, loc(a), loc(b), text);
@@ -459,7 +452,7 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, global_lo
     if (!log.intended.empty() || log.tally != nullptr) {
       const described d = describe(e);
       if (const source_location* declared = log.intended.match(addr, d.a_where, d.b_where)) {
-        count_intended(intended, *declared, d.inst);
+        cpu::count_intended(intended, *declared, d.inst);
         continue;
       }
       if (log.tally != nullptr)

@@ -316,7 +316,5 @@ class race_detector final : public ki::detail::checked::recorder {
 /// intended; those declared are counted in `intended` (warnings); with a tally (race_reports::all)
 /// every one is recorded there.
 std::optional<group_failure> inter_group_race(const char* kernel_name, global_log& log, warning_sites& intended);
-/// The warning of a race declared intended (at `declared`), counted in w.
-void count_intended(warning_sites& w, const source_location& declared, const std::string& text);
 
 }  // namespace ki::reference::detail

@@ -178,10 +178,11 @@ class ka_races final : public ki::detail::checked::recorder {
     try {
       if (!pending_.empty() && (pending_.front().item != st.current || pending_.front().epoch != st.epoch)) flush();
       const source_location where = sub ? sub->where : source_location{};
+      const void* caller = ki::detail::checked::caller_of(pc);
       for (i64 index = a.first; index <= a.last; ++index) {
         const unsigned char* e = a.element(index);
         pending_.push_back({e, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false,
-                            write ? kind_write : kind_read, pc, ki::detail::checked::caller_of(pc)});
+                            write ? kind_write : kind_read, pc, caller});
         bytes_.insert(bytes_.end(), e, e + a.element_size);
       }
     } catch (...) {  // (the hooks' callers expect no exception: this access goes unchecked)
@@ -292,22 +293,11 @@ class ka_races final : public ki::detail::checked::recorder {
                        helper_note(b.pc, loc(b), b.caller) + ", with no synchronize between them" +
                        (ambiguous ? ambiguous_read_note : "");
     if (declared != nullptr) {  // the kernel means it: a warning, not a failure
-      count_intended(*declared, text);
+      count_intended(warnings_, *declared, text);
       return;
     }
     if (tally != nullptr) tally->add(group_, kind, loc(a), loc(b), text);
     if (!first_) first_ = found{std::move(text), b.item, loc(b)};
-  }
-  /// The warning of a race declared intended (at `declared`).
-  void count_intended(const source_location& declared, const std::string& text) {
-    auto& e = warnings_[to_string(declared) + " intended-race"];
-    if (e.count == 0) {
-      e.kind = "intended-race";
-      e.where = to_string(declared);
-      e.message =
-          "a race the kernel declares intended (ki::intended_race at " + to_string(declared) + "), e.g. " + text;
-    }
-    ++e.count;
   }
   void intended(const void* p, std::size_t bytes, const source_location& where) override {
     if (log_ != nullptr) log_->intended.declare(p, bytes, where);
@@ -435,13 +425,7 @@ std::optional<kernel_error> inter_group_race(const backend_names& names, const c
       if (const source_location* declared = log.intended.match(addr, d.a_where, d.b_where)) {
         if (warnings != nullptr) {
           std::lock_guard lock(warnings->m);
-          auto& e = warnings->by_site[to_string(*declared) + " intended-race"];
-          if (e.count == 0)
-            e = {"intended-race", to_string(*declared),
-                 "a race the kernel declares intended (ki::intended_race at " + to_string(*declared) + "), e.g. " +
-                     d.inst,
-                 0};
-          ++e.count;
+          count_intended(warnings->by_site, *declared, d.inst);
         }
         continue;
       }

@@ -46,6 +46,18 @@ inline std::string to_string(const source_location& s) {
   return s.column != 0 ? r + ":" + std::to_string(s.column) : r;
 }
 
+/// Counts a race the kernel declared intended (ki::intended_race at `declared`; `text`: one
+/// instance) as the warning `intended-race` in `sites` (either layer's map from "file:line kind"
+/// to an entry of kind, where, message and count).
+template <class Sites>
+void count_intended(Sites& sites, const source_location& declared, const std::string& text) {
+  auto& e = sites[to_string(declared) + " intended-race"];
+  if (e.count == 0)
+    e = {"intended-race", to_string(declared),
+         "a race the kernel declares intended (ki::intended_race at " + to_string(declared) + "), e.g. " + text, 0};
+  ++e.count;
+}
+
 /// The same source location, also when two copies of a file name spell it (the barriers' fast
 /// path compares with same_site, ki/detail/cpu/executor.hpp, and falls back on this).
 inline bool same_point(const source_location& a, const source_location& b) {
