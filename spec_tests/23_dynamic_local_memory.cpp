@@ -133,6 +133,18 @@ struct ka_misuse {
   }
 };
 
+/// Nine call sites of g.localmem with run-time extents: one more than a GPU thread's table holds.
+struct ka_nine_sites {
+  template <class G>
+  void operator()(G& g, ki::span<i64> out) const {
+    i64 n = 0;
+    const auto site = [&](auto key) { n += g.template localmem<i64>(key, 1).size(); };
+    site([] {}), site([] {}), site([] {}), site([] {}), site([] {}), site([] {}), site([] {}), site([] {});
+    site([] {});
+    g.items([&](auto i) { out[i.global_linear()] = n; });
+  }
+};
+
 /// A part that does not fit the launch's bytes, or misaligned.
 struct bad_part {
   static constexpr unsigned line = __LINE__ + 2;
@@ -351,5 +363,17 @@ TEMPLATE_LIST_TEST_CASE("ka: localmem with run-time extents beyond the launch's 
     CHECK_THAT(msg, ki_test::ContainsSubstring(why) && ki_test::ContainsSubstring(line) &&
                         ki_test::ContainsSubstring("g.localmem<"));
   }
+}
+#endif
+
+#if KI_DYN_TEST_CPU
+TEMPLATE_LIST_TEST_CASE("ka: a ninth call site of localmem with run-time extents is an error", "[ka]",
+                        ki_test::backends) {
+  const auto b = ki_test::make<TestType>();
+  auto out = ki::zeros<i64>(b, 4);
+  ki::ka::kernel(b, ka_nine_sites{})({.ndrange = 4, .workgroupsize = 4, .dynamic_local_memory = 1024}, out);
+  const std::string msg = ki_test::thrown_message<ki::kernel_error>([&] { ki::synchronize(b); });
+  CHECK_THAT(msg, ki_test::ContainsSubstring("at most 8 call sites of g.localmem with run-time extents"));
+  CHECK(ki_test::read(b, out) == std::vector<i64>(4, 0));
 }
 #endif
