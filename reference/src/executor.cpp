@@ -23,7 +23,7 @@
 //     order. The seed also reseeds adversarial layouts and the poison. Seed 0 costs nothing.
 //   * Poisoned local memory and unspecified lane reads (warnings), the sequence rule of devices
 //     without independent sub-groups, segments only where sub-groups are partitionable.
-//   * Checked-access mode: race_detector.hpp.
+//   * Checked-access mode: ki/cpu/race_detector.hpp (one detector for KI and KA kernels).
 //   * The trace hook (ki/reference/events.hpp): nothing on the barrier's fast path when unset.
 //   * The spin watch (group_runner.hpp): a work-item polling an atomic without end is reported
 //     (no-progress) instead of hanging the launch.
@@ -68,8 +68,7 @@ tbb::task_arena& arena_for(int threads) {
 }
 
 /// A launch's warnings (per site: kind, where, message, count) into its report and its result.
-template <class Sites>
-void add_warnings(const Sites& sites, report& rep, launch_result& result) {
+void add_warnings(const cpu::warning_sites& sites, report& rep, launch_result& result) {
   for (const auto& [site, e] : sites) {
     const std::string msg = e.message + ", " + std::to_string(e.count) + (e.count == 1 ? " time" : " times");
     rep.diagnostics.push_back({e.kind, severity::warning, {e.where}, e.count, {msg}, msg});
@@ -95,7 +94,7 @@ launch_result execute(const launch_desc& queued) {
   d.progress = &progress;
 
   std::optional<group_failure> first;
-  warning_log log;
+  cpu::launch_warnings log;
   global_log globals;
   globals.limit = static_cast<std::size_t>(runner_detail::resolve_checked_elements(*d.b));
   globals.same_value_race = d.b->same_value_writes == same_value_writes::race;
@@ -160,7 +159,7 @@ launch_result execute(const launch_desc& queued) {
     else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
   }
   if (!first) {
-    auto between = inter_group_race(d.kernel_name, globals, log.by_site);
+    auto between = cpu::inter_group_race("ki::reference", d.kernel_name, globals, log.by_site);
     if (between && globals.tally != nullptr) tally.add_error(ngroups, between->error);  // (after every group's)
     else first = std::move(between);
   }
@@ -277,7 +276,7 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   c.features = {b.device.atomics64, b.device.float64, b.device.name};
   rand_check seeds;  // ki::seed's rules, as for KI launches
   c.rand_check = &seeds;
-  cpu::ka_warnings warnings;
+  cpu::launch_warnings warnings;
   c.warnings = &warnings;  // (checked-access mode: reads of memory never written)
   std::optional<ka_trace> trace;
   if (const auto h = current_hook(); h.fn != nullptr) [[unlikely]]

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <ki/cpu/fiber.hpp>
+#include <ki/cpu/race_detector.hpp>
 #include <ki/cpu/runner.hpp>
 #include <ki/cpu/spin.hpp>
 #include <ki/cpu/sub_group.hpp>
@@ -31,7 +32,7 @@
 #include "executor.hpp"
 #include "layout.hpp"
 #include "poison.hpp"
-#include "race_detector.hpp"
+#include "store_buffer.hpp"
 #include "sub_group.hpp"
 
 #ifndef KI_REFERENCE_NO_ALWAYS_ON_CHECKS
@@ -41,6 +42,13 @@
 namespace ki::reference::detail {
 namespace cpu = ki::detail::cpu;
 namespace checked = ki::detail::checked;
+// Checked-access mode's record, shared with the KA layer's launches (ki/cpu/race_detector.hpp).
+using cpu::global_log;
+using cpu::group_failure;
+using cpu::local_alloc;
+using cpu::race_detector;
+using cpu::race_note;
+using cpu::warning_sites;
 
 namespace runner_detail {
 using i64 = std::int64_t;
@@ -94,12 +102,6 @@ constexpr source_location no_site{no_site_file, 0, 0};
 /// barrier's fast path touches none of it.
 struct alignas(64) item : cpu::item_state {
   cpu::sync_record sync;  // what errors name (ki/cpu/runner.hpp)
-};
-
-/// Unspecified reads per call site of one launch, merged from every thread.
-struct warning_log {
-  std::mutex m;
-  warning_sites by_site;
 };
 
 /// The trace hook (ki/reference/events.hpp): read once per group.
@@ -166,10 +168,22 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
     loop_.watch = hook_ || weak_memory_ ? &group_runner::on_item : nullptr;
     loop_.watch_ctx = this;
     trace_round_ = 0;
-    races_.start_group(
-        {items_.data(), sizeof(item), n_, &locals_, &unspecified_, fill_name(), same_value_race_, &fast_point_, no_site,
-         hook_ ? &group_runner::on_access : nullptr, this, hook_ ? &group_runner::on_race : nullptr, &globals},
-        group_linear, gs_.group_id);
+    cpu::checked_group checked;
+    checked.size = gs_.local_size;
+    checked.items = items_.data();
+    checked.stride = sizeof(item);
+    checked.count = n_;
+    checked.locals = &locals_;
+    checked.warnings = &unspecified_;
+    checked.fill = fill_name();
+    checked.same_value_race = same_value_race_;
+    checked.fast_point = &fast_point_;
+    checked.closed = no_site;
+    checked.on_access = hook_ ? &group_runner::on_access : nullptr;
+    checked.on_access_ctx = this;
+    checked.on_race = hook_ ? &group_runner::on_race : nullptr;
+    checked.launch = &globals;
+    races_.start_group(checked, group_linear, gs_.group_id);
     if (weak_memory_) weak_.start_group(n_);
     races_.set_store_buffer(weak_memory_ ? &weak_ : nullptr);
     races_.set_interval(round_);
@@ -211,16 +225,7 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
   }
 
   /// Moves this runner's unspecified-read counts into the launch's log.
-  void flush_warnings(warning_log& log) {
-    if (unspecified_.empty()) return;
-    std::lock_guard lock(log.m);
-    for (auto& [site, entry] : unspecified_) {
-      auto& e = log.by_site[site];
-      if (e.count == 0) e = entry;
-      else e.count += entry.count;
-    }
-    unspecified_.clear();
-  }
+  void flush_warnings(cpu::launch_warnings& log) { log.merge(unspecified_); }
 
   void reset_arena() { arena_.reset(); }
   /// Weak memory: the launch (run on this runner alone) ended; its buffered stores are published.
@@ -889,6 +894,5 @@ class group_runner final : public cpu::executor, public cpu::group_runner_base<g
 
 using runner_detail::current_hook;
 using runner_detail::group_runner;
-using runner_detail::warning_log;
 
 }  // namespace ki::reference::detail

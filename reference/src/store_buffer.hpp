@@ -40,36 +40,40 @@
 #include <unordered_map>
 #include <vector>
 
-namespace ki::reference::detail {
+#include <ki/cpu/race_detector.hpp>  // (cpu::weak_memory)
 
-class store_buffer {
+namespace ki::reference::detail {
+namespace cpu = ki::detail::cpu;
+
+/// The weak memory checked-access mode's detector sends plain accesses to (cpu::weak_memory).
+class store_buffer final : public cpu::weak_memory {
  public:
   /// Per group: `items` work-items, nothing buffered, none having acquired global memory.
   void start_group(std::int64_t items);
   /// The work-item `item` runs from here (it is about to access memory): memory shows its view.
-  void run(std::int64_t item) {
+  void run(std::int64_t item) override {
     if (item != owner_ || pending_ != 0) [[unlikely]]
       settle(item);
   }
   /// The running work-item `item` is about to store `n` bytes at `p` (memory shows its view).
-  void store(std::int64_t item, unsigned char* p, std::size_t n, bool local);
+  void store(std::int64_t item, unsigned char* p, std::size_t n, bool local) override;
   /// The running work-item `item` is about to load `n` bytes at `p`: where others published a
   /// byte after its last acquire, memory shows it the version it may still see.
-  void load(std::int64_t item, unsigned char* p, std::size_t n) {
+  void load(std::int64_t item, unsigned char* p, std::size_t n) override {
     if (!hist_.empty()) [[unlikely]]
       load_versions(item, p, n);
   }
   /// The running work-item publishes its buffer (a release).
-  void release(std::int64_t item);
+  void release(std::int64_t item) override;
   /// The running work-item sees everything published so far (an acquire).
-  void acquire(std::int64_t item);
+  void acquire(std::int64_t item) override;
   /// A barrier released the work-items: every buffered store to the memory it orders is
   /// published, and every work-item sees that memory as published (`local`, `global`: what it
   /// orders).
-  void barrier(bool local, bool global);
+  void barrier(bool local, bool global) override;
   /// Work-item `item` passed a sub_group_barrier: its buffer is published, and it acquires when
   /// it runs on (after the others of the barrier published theirs).
-  void sub_group_barrier(std::int64_t item);
+  void sub_group_barrier(std::int64_t item) override;
   /// The group ended: stores to local memory are dropped (it dies with the group), those to
   /// global memory stay buffered until the launch ends; a failed group (`publish_all`) publishes
   /// them at once.
@@ -77,7 +81,7 @@ class store_buffer {
   /// The launch ended: every store still buffered is published, every version forgotten.
   void end_launch();
   /// Recording ran out of memory (the hooks cannot throw): reported when the group ends.
-  bool out_of_memory() const { return out_of_memory_; }
+  bool out_of_memory() const override { return out_of_memory_; }
 
  private:
   struct entry {

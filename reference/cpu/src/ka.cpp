@@ -22,6 +22,7 @@
 
 #include <ki/cpu/checked_support.hpp>
 #include <ki/cpu/fiber.hpp>
+#include <ki/cpu/race_detector.hpp>
 #include <ki/cpu/report.hpp>
 #include <ki/cpu/spin.hpp>
 #include <ki/cpu/support.hpp>
@@ -31,425 +32,12 @@ namespace ki::detail::cpu {
 using i64 = std::int64_t;
 namespace {
 
-/// Checked-access mode for KA kernels (kernels compiled with KI_CHECKED_ACCESS=1, the oracle):
-/// two work-items of one group that touch an element, one writing, with no synchronisation point
-/// between them (g.synchronize() or a collective) race, whether in one phase or in two phases
-/// with no synchronize between (a GPU runs both statements on every thread with nothing between).
-/// As for KI kernels (reference/src/race_detector.hpp) a work-item's accesses are resolved when
-/// it is done (another work-item makes an access, or the group ends): in instrumented kernels
-/// (KI_CHECKED_HOOKS) each load and store arrived as what it is (`plain`), named by its own
-/// instruction's line; otherwise each subscript is compared with the element's later bytes, and
-/// changed bytes are a write.
-/// Accesses from group-level code (every work-item's, on a GPU) and atomic ones are not checked.
-/// Races between work-groups: each group's accesses of global memory are kept for the launch's
-/// end (inter_group_race). Reads of local or private memory that nothing of the group wrote
-/// before them are warnings (the value read is the fill, e.g. the oracle's poison).
-class ka_races final : public ki::detail::checked::recorder {
- public:
-  struct local_site {
-    const void* key;
-    void* p;
-    std::size_t bytes;
-    source_location where;
-    bool filled = false;  ///< (private memory) the runtime writes it before any read
-  };
-  /// One work-group's accesses of an element of global memory (not local), kept for the launch's
-  /// end: nothing orders work-groups, so an element one writes and another touches is a race.
-  struct global_entry {
-    const void* addr;
-    i64 group, item;
-    bool wrote;
-    touch how;  // what the group's recorded access was (wrote: touch::wrote)
-    source_location where;
-    i64 index, count;
-    const void* pc = nullptr;      // (instrumented kernels: the instruction)
-    const void* caller = nullptr;  // (instrumented kernels: the return address of its function)
-  };
-  /// The launch's record of global memory: per element touched (not per group and element), the
-  /// accesses a race report needs. Each group adds at most one entry per element.
-  struct global_log {
-    std::mutex m;
-    std::size_t limit = 0;  ///< most elements recorded (0: no limit)
-    /// false (same_value_writes::allowed): an access that may be a write of the value the element
-    /// held (may_keep) races with no other group's write, and is not recorded.
-    bool same_value_race = true;
-    /// The lowest group's entry, the next lowest group's, the lowest group's write.
-    struct element {
-      global_entry first{}, second{}, write{};
-      bool has_second = false, has_write = false;
-    };
-    std::unordered_map<const void*, element> elements;
-    /// The races the kernel declares intended (ki::intended_race): counted as warnings.
-    intended_races intended;
-    /// race_reports::all: every race of the launch is recorded here (null: first group only).
-    race_tally* tally = nullptr;
-    /// With m held. false: a new element beyond the limit.
-    bool merge(const global_entry& e) {
-      if (!same_value_race && !e.wrote && may_keep(e.how)) return true;
-      auto it = elements.find(e.addr);
-      if (it == elements.end()) {
-        if (limit != 0 && elements.size() >= limit) return false;
-        element& n = elements[e.addr];
-        n.first = e;
-        if (e.wrote) n.write = e, n.has_write = true;
-        return true;
-      }
-      element& x = it->second;
-      if (e.group < x.first.group) {
-        x.second = x.first, x.has_second = true;
-        x.first = e;
-      } else if (e.group != x.first.group && (!x.has_second || e.group < x.second.group)) {
-        x.second = e, x.has_second = true;
-      }
-      if (e.wrote && (!x.has_write || e.group < x.write.group)) x.write = e, x.has_write = true;
-      return true;
-    }
-  };
-  /// Per group. `locals` and `privates` (the group's memory that reads may find unwritten) grow
-  /// as the kernel asks for memory.
-  void start(const ki::ka::detail::group_state* own, const std::vector<local_site>* locals,
-             const std::vector<local_site>* privates, global_log* log, const char* fill_name, i64 group,
-             bool same_value_race) {
-    own_ = own;
-    same_value_race_ = same_value_race;
-    ki::detail::checked::forget_calls();  // (the shadow call stacks: what a fault or an exception left)
-    locals_ = locals;
-    privates_ = privates;
-    log_ = log;
-    fill_name_ = fill_name;
-    group_ = group;
-    pending_.clear();
-    bytes_.clear();
-    shadow_.clear();
-    globals_.clear();
-    written_.clear();
-    first_.reset();
-    names_.clear_arrays();
-    names_owner_ = -1;
-    allocs_.refresh();
-  }
-  /// Adds the warnings counted since the last call to `to`.
-  void take_warnings(ka_warnings& to) {
-    if (warnings_.empty()) return;
-    std::lock_guard lock(to.m);
-    for (auto& [site, w] : warnings_) {
-      auto& e = to.by_site[site];
-      if (e.count == 0) e = std::move(w);
-      else e.count += w.count;
-    }
-    warnings_.clear();
-  }
-  void access(const ki::detail::checked::array_info& a, i64 index, const source_location& where) override {
-    const auto& st = own_->view != nullptr ? *own_->view : *own_;
-    if (!st.in_phase || st.current < 0) return;  // group-level code
-    if (!pending_.empty() && (pending_.front().item != st.current || pending_.front().epoch != st.epoch)) flush();
-    const auto* p = static_cast<const unsigned char*>(a.data) + static_cast<std::size_t>(index) * a.element_size;
-    pending_.push_back({p, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false});
-    bytes_.insert(bytes_.end(), p, p + a.element_size);
-  }
-  void name(const ki::detail::checked::array_info& a, i64 index, const source_location& where) override {
-    const auto& st = own_->view != nullptr ? *own_->view : *own_;
-    if (!st.in_phase || st.current < 0) return;
-    if (names_owner_ != st.current) {
-      names_.clear_subscripts();
-      names_owner_ = st.current;
-    }
-    try {
-      names_.add(a, index, where);
-    } catch (...) {  // (the hooks' callers expect no exception; the name is only a fallback)
-    }
-  }
-  void plain(const void* addr, std::size_t size, bool write, const void* pc) override {
-    const auto& st = own_->view != nullptr ? *own_->view : *own_;
-    if (!st.in_phase || st.current < 0 || size == 0) return;  // group-level code
-    const auto* b = static_cast<const unsigned char*>(addr);
-    const ki::detail::checked::array_info* named = names_.array_of(addr);
-    const local_site* site = nullptr;
-    if (named == nullptr) site = local_of(b);
-    if (named == nullptr && site == nullptr) site = site_of(*privates_, b);
-    const allocation_view::range* alloc = named == nullptr && site == nullptr ? allocs_.find(addr) : nullptr;
-    if (named == nullptr && site == nullptr && alloc == nullptr)
-      return;  // not memory this mode checks (stacks, the kernel object, the runtime's state)
-    std::optional<array_names::subscript> sub;
-    if (names_owner_ == st.current) sub = names_.take(addr);
-    if (sub) named = &sub->a;
-    const accessed_elements a = site != nullptr ? elements_of(b, size, named, site->p, site->bytes)
-                                                : elements_of(b, size, named, alloc->begin, alloc->bytes);
-    try {
-      if (!pending_.empty() && (pending_.front().item != st.current || pending_.front().epoch != st.epoch)) flush();
-      const source_location where = sub ? sub->where : source_location{};
-      const void* caller = ki::detail::checked::caller_of(pc);
-      for (i64 index = a.first; index <= a.last; ++index) {
-        const unsigned char* e = a.element(index);
-        pending_.push_back({e, a.element_size, bytes_.size(), index, a.count, where, st.current, st.epoch, false,
-                            write ? kind_write : kind_read, pc, caller});
-        bytes_.insert(bytes_.end(), e, e + a.element_size);
-      }
-    } catch (...) {  // (the hooks' callers expect no exception: this access goes unchecked)
-    }
-  }
-  // (KA kernels synchronise with @synchronize, never ki::barrier: nothing to narrow.)
-  void barrier_flags(unsigned) override {}
-  void atomic(const void* p) override {
-    names_.forget(p);
-    // (The running work-item's accesses only: pending_ may still hold the previous item's.)
-    const auto& st = own_->view != nullptr ? *own_->view : *own_;
-    for (auto& q : pending_)
-      if (q.addr == p && q.item == st.current && q.epoch == st.epoch) q.atomic = true;
-  }
-  /// The first race of the group (its message and the second work-item), after resolving.
-  struct found {
-    std::string what;
-    i64 item;
-    source_location where;
-  };
-  const std::optional<found>& finish() {
-    flush();
-    over_limit_ = false;
-    if (log_ != nullptr && !globals_.empty()) {
-      std::lock_guard lock(log_->m);
-      for (const auto& [addr, e] : globals_)
-        if (!log_->merge(e)) {
-          over_limit_ = true;
-          break;
-        }
-    }
-    globals_.clear();
-    return first_;
-  }
-  /// After finish: the launch's record of global memory reached its limit (checked_elements).
-  bool over_limit() const { return over_limit_; }
-
- private:
-  static constexpr int kind_unknown = 0, kind_read = 1, kind_write = 2;
-  struct pending {
-    const unsigned char* addr;
-    std::size_t size, old;
-    i64 index, count;
-    source_location where;  // the subscript's (instrumented: the fallback of pc's line)
-    i64 item, epoch;
-    bool atomic;
-    int kind = kind_unknown;  // known for instrumented accesses; else told by the bytes
-    const void* pc = nullptr;
-    const void* caller = nullptr;  // the return address of its function (checked::caller_of)
-  };
-  struct rec {
-    i64 item = -1;
-    source_location where{};
-    const void* pc = nullptr;
-    touch how = touch::read;
-    const void* caller = nullptr;
-  };
-  static source_location loc(const rec& r) { return access_location(r.pc, r.where); }
-  static source_location loc(const pending& p) { return access_location(p.pc, p.where); }
-  struct shadow {
-    i64 epoch = -1;
-    rec writer, readers[2];
-  };
-  static const local_site* site_of(const std::vector<local_site>& sites, const unsigned char* a) {
-    for (const auto& l : sites)
-      if (a >= static_cast<const unsigned char*>(l.p) && a < static_cast<const unsigned char*>(l.p) + l.bytes)
-        return &l;
-    return nullptr;
-  }
-  const local_site* local_of(const unsigned char* a) const { return site_of(*locals_, a); }
-  std::string item_id(i64 l) const {
-    const auto g = own_->size;
-    return to_string(xyz<i64>{l % g.x, l / g.x % g.y, l / (g.x * g.y)});
-  }
-  /// A read of local or private memory that nothing of the group wrote before it: a warning
-  /// per line (the value read is the fill, e.g. the poison word).
-  void unwritten_read(const pending& p, const local_site& site, bool local) {
-    const char* kind = local ? "uninitialized-local-read" : "uninitialized-private-read";
-    const source_location where = loc(p);
-    auto& e = warnings_[to_string(where) + " " + kind];
-    if (e.count == 0) {
-      e.kind = kind;
-      e.where = to_string(where);
-      e.message = local ? "read at " + to_string(where) + " of localmem at " + to_string(site.where) +
-                              " before any work-item of the group wrote the element (e.g. element " +
-                              std::to_string(p.index) + "; unspecified values, filled with " + fill_name_ + ")"
-                        : "read at " + to_string(where) + " of private memory at " + to_string(site.where) +
-                              " before its work-item wrote the element (e.g. element " + std::to_string(p.index) +
-                              " of work-item " + item_id(p.item) + "; unspecified values, filled with " + fill_name_ +
-                              ")";
-    }
-    ++e.count;
-  }
-  std::string describe(const pending& p) const {
-    if (const local_site* l = local_of(p.addr))
-      return "element " + std::to_string(p.index) + " of localmem at " + to_string(l->where);
-    return "element " + std::to_string(p.index) + " of a ki::span of " + std::to_string(p.count) + " elements";
-  }
-  void race(const char* kind, const rec& a, const pending& b, touch b_how) {
-    const source_location* declared =
-        log_ != nullptr && !log_->intended.empty() ? log_->intended.match(b.addr, loc(a), loc(b)) : nullptr;
-    race_tally* tally = declared == nullptr && log_ != nullptr ? log_->tally : nullptr;
-    if (first_ && declared == nullptr && tally == nullptr) return;
-    const bool ambiguous = a.how == touch::read_or_same_value_write || b_how == touch::read_or_same_value_write;
-    std::string text = std::string(kind) + " race on " + describe(b) + ": work-item " + item_id(a.item) + " " +
-                       did(a.how) + " at " + to_string(loc(a)) + helper_note(a.pc, loc(a), a.caller) +
-                       ", then work-item " + item_id(b.item) + " " + did(b_how) + " at " + to_string(loc(b)) +
-                       helper_note(b.pc, loc(b), b.caller) + ", with no synchronize between them" +
-                       (ambiguous ? ambiguous_read_note : "");
-    if (declared != nullptr) {  // the kernel means it: a warning, not a failure
-      count_intended(warnings_, *declared, text);
-      return;
-    }
-    if (tally != nullptr) tally->add(group_, kind, loc(a), loc(b), text);
-    if (!first_) first_ = found{std::move(text), b.item, loc(b)};
-  }
-  void intended(const void* p, std::size_t bytes, const source_location& where) override {
-    if (log_ != nullptr) log_->intended.declare(p, bytes, where);
-  }
-  /// Resolves the running work-item's accesses: each one's bytes before it are compared with
-  /// those before the work-item's next access of the element (or, for its last one, with the
-  /// element now), so that a read followed by a write of the element is a read and a write, each
-  /// named by its own line.
-  void flush() {
-    after_.resize(pending_.size());
-    next_.clear();
-    for (std::size_t k = pending_.size(); k-- > 0;) {
-      const pending& p = pending_[k];
-      const auto [it, fresh] = next_.try_emplace(p.addr, p.addr);
-      after_[k] = it->second;
-      it->second = bytes_.data() + p.old;
-    }
-    for (std::size_t k = 0; k < pending_.size(); ++k) {
-      const pending& p = pending_[k];
-      if (p.atomic) continue;
-      // A store that left the bytes as they were counts as a write under the same-value policy
-      // `race`, and as what it is (a write of the value the element held) under `allowed`.
-      const bool changed = std::memcmp(after_[k], bytes_.data() + p.old, p.size) != 0;
-      const touch how = p.kind == kind_read ? touch::read
-                                            : touch_of(changed || (p.kind == kind_write && same_value_race_), false,
-                                                       p.kind == kind_write);
-      const bool wrote = how == touch::wrote;
-      shadow& sh = shadow_[p.addr];
-      if (sh.epoch != p.epoch) sh = shadow{p.epoch, {}, {}};
-      const rec me{p.item, p.where, p.pc, how, p.caller};
-      const local_site* local = local_of(p.addr);
-      const local_site* priv = local != nullptr ? nullptr : site_of(*privates_, p.addr);
-      if (local != nullptr || priv != nullptr) {  // the group's own memory: written yet?
-        if (wrote) written_.insert(p.addr);
-        else if (!written_.contains(p.addr) && (local != nullptr || !priv->filled))
-          unwritten_read(p, local != nullptr ? *local : *priv, local != nullptr);
-      }
-      if (log_ != nullptr && local == nullptr && priv == nullptr) {  // global memory: this group's use of it
-        // The group's record: its first access, its first write, or a read after an access that
-        // may have been a same-value write (under `allowed` only the read races).
-        const global_entry mine{p.addr, group_, p.item, wrote, how, p.where, p.index, p.count, p.pc, p.caller};
-        auto [it, fresh] = globals_.try_emplace(p.addr, mine);
-        if (!fresh && !it->second.wrote && (wrote || (may_keep(it->second.how) && how == touch::read)))
-          it->second = mine;
-      }
-      if (wrote) {
-        if (sh.writer.item >= 0 && sh.writer.item != p.item) race("write-write", sh.writer, p, how);
-        for (const rec& r : sh.readers)
-          if (r.item >= 0 && r.item != p.item) race("read-write", r, p, how);
-        sh.writer = me;
-      } else {
-        if (sh.writer.item >= 0 && sh.writer.item != p.item && (how == touch::read || same_value_race_))
-          race("write-read", sh.writer, p, how);
-        if (sh.readers[0].item < 0) sh.readers[0] = me;
-        else if (sh.readers[0].item != p.item && sh.readers[1].item < 0) sh.readers[1] = me;
-      }
-    }
-    pending_.clear();
-    bytes_.clear();
-  }
-
-  const ki::ka::detail::group_state* own_ = nullptr;
-  const std::vector<local_site>* locals_ = nullptr;
-  const std::vector<local_site>* privates_ = nullptr;
-  const char* fill_name_ = "";
-  std::unordered_set<const void*> written_;  ///< elements of local and private memory written
-  std::map<std::string, ka_warning> warnings_;
-  std::vector<pending> pending_;
-  std::vector<unsigned char> bytes_;
-  std::vector<const unsigned char*> after_;                     ///< (flush) the bytes after each access
-  std::unordered_map<const void*, const unsigned char*> next_;  ///< (flush)
-  std::unordered_map<const void*, shadow> shadow_;
-  std::unordered_map<const void*, global_entry> globals_;
-  global_log* log_ = nullptr;
-  bool same_value_race_ = true;
-  bool over_limit_ = false;
-  i64 group_ = 0;
-  std::optional<found> first_;
-  array_names names_;  // (instrumented kernels) the group's subscripted arrays, the item's subscripts
-  i64 names_owner_ = -1;
-  allocation_view allocs_;
-};
-
-/// The first race between work-groups in the launch's global accesses, if any, of those not
-/// declared intended: an element one group wrote and another read or wrote (reported for the
-/// lowest such address: its lowest group's write, with the lowest other group's access). Those
-/// declared are counted in `warnings`; with a tally (race_reports::all) every one is recorded.
-std::optional<kernel_error> inter_group_race(const backend_names& names, const char* kernel, const xyz<i64>& groups,
-                                             const xyz<i64>& size, ka_races::global_log& log, ka_warnings* warnings) {
-  using entry = ka_races::global_entry;
-  const auto group_id = [&](i64 g) {
-    return xyz<i64>{g % groups.x, g / groups.x % groups.y, g / (groups.x * groups.y)};
-  };
-  const auto local_id = [&](i64 l) { return xyz<i64>{l % size.x, l / size.x % size.y, l / (size.x * size.y)}; };
-  struct described {
-    const entry *a, *b;
-    source_location a_where, b_where;
-    bool writes;
-    std::string inst;
-  };
-  const auto describe = [&](const ka_races::global_log::element& x) {
-    const entry& w = x.write;
-    const entry& o = x.first.group != w.group ? x.first : x.second;
-    const entry& a = o.group < w.group ? o : w;  // in group order
-    const entry& b = o.group < w.group ? w : o;
-    described d{&a,
-                &b,
-                access_location(a.pc, a.where),
-                access_location(b.pc, b.where),
-                o.wrote || o.how == touch::same_value_write,
-                {}};
-    d.inst = std::string(d.writes ? "write-write" : "read-write") + " race between work-groups on element " +
-             std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
-             to_string(local_id(a.item)) + " of work-group " + to_string(group_id(a.group)) + " " + did(a.how) +
-             " at " + to_string(d.a_where) + helper_note(a.pc, d.a_where, a.caller) + ", work-item " +
-             to_string(local_id(b.item)) + " of work-group " + to_string(group_id(b.group)) + " " + did(b.how) +
-             " at " + to_string(d.b_where) + helper_note(b.pc, d.b_where, b.caller);
-    return d;
-  };
-  const ka_races::global_log::element* found = nullptr;
-  for (const auto& [addr, x] : log.elements) {
-    if (!x.has_write || !x.has_second) continue;
-    if (!log.intended.empty() || log.tally != nullptr) {
-      const described d = describe(x);
-      if (const source_location* declared = log.intended.match(addr, d.a_where, d.b_where)) {
-        if (warnings != nullptr) {
-          std::lock_guard lock(warnings->m);
-          count_intended(warnings->by_site, *declared, d.inst);
-        }
-        continue;
-      }
-      if (log.tally != nullptr)
-        log.tally->add(-1, d.writes ? "write-write" : "read-write", d.a_where, d.b_where, d.inst);
-    }
-    if (found == nullptr || std::less<const void*>()(addr, found->first.addr)) found = &x;
-  }
-  if (found == nullptr) return std::nullopt;
-  const described d = describe(*found);
-  const bool ambiguous = d.a->how == touch::read_or_same_value_write || d.b->how == touch::read_or_same_value_write;
-  const std::string msg = std::string(names.prefix) + ": kernel '" + kernel + "': " + d.inst +
-                          " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +
-                          (ambiguous ? ambiguous_read_note : "");
-  return kernel_error(kernel_error::kind::data_race, group_id(d.b->group), local_id(d.b->item), to_string(d.b_where),
-                      msg);
-}
-
 /// One thread's KA group runner: the group's memory and the phases' order.
 class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::detail::group_source {
  public:
   ka_runner() = default;
   /// Per launch (the runner is the thread's, kept across launches: its arena stays allocated).
-  void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d, ka_races::global_log* log,
+  void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d, global_log* log,
                launch_progress& progress) {
     c_ = &c;
     log_ = log;
@@ -473,7 +61,8 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     const fiber_core::fault f = fibers_->run_guarded(&drive, this);
     current_watch = nullptr;
     current_features = {};
-    if (c_->warnings != nullptr) races_.take_warnings(*c_->warnings);
+    if (c_->warnings != nullptr) c_->warnings->merge(warnings_);
+    warnings_.clear();
     if (job_.out_of_memory) {
       job_.out_of_memory = false;
       throw std::bad_alloc();  // a kernel's failure, and then no memory to report it
@@ -646,7 +235,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     if (c_->check_races) privates_.push_back({nullptr, p, bytes, where, filled});
     return p;
   }
-  using local_site = ka_races::local_site;
+  using local_site = local_alloc;
   // --- the spin watch (ki/cpu/spin.hpp; docs/debugging.md, "Spin-waits") ---
   //
   // A phase runs each work-item to its end, one after another, so a work-item that polls an
@@ -740,7 +329,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   }
 
  private:
-  using local = ka_races::local_site;
+  using local = local_alloc;
   /// The range of groups the fiber runs, and how far it got.
   struct range_job {
     const ki::ka::detail::cpu_launch_desc* d = nullptr;
@@ -833,7 +422,19 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       ki::ka::detail::start_group(st, id, order_.data(), static_cast<i64>(order_.size()), false, c_->tracer);
     }
     if (c_->check_races) {
-      races_.start(&group_->state(), &locals_, &privates_, log_, c_->fill_name, linear, c_->same_value_race);
+      checked_group checked;
+      checked.words = &ka_race_words;
+      checked.prefix = c_->names.prefix;
+      checked.size = d.groupsize;
+      checked.ka = &group_->state();
+      checked.count = d.groupsize.x * d.groupsize.y * d.groupsize.z;
+      checked.locals = &locals_;
+      checked.privates = &privates_;
+      checked.warnings = &warnings_;
+      checked.fill = c_->fill_name;
+      checked.same_value_race = c_->same_value_race;
+      checked.launch = log_;
+      races_.start_group(checked, linear, id);
       // (Only kernels compiled in checked mode call it; instrumented ones (KI_CHECKED_HOOKS) for
       // every load and store, the runtime's typed code around the kernel too: from here on.)
       ki::detail::checked::active = &races_;
@@ -843,25 +444,8 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   /// After the kernel ran for the group job_.current without an exception: its races, its trace.
   std::optional<kernel_error> end_group(const ki::ka::detail::cpu_launch_desc& d) {
     std::optional<kernel_error> e;
-    if (c_->check_races) {
-      if (const auto& r = races_.finish()) {
-        item_state it;
-        const auto& g = d.groupsize;
-        it.local_linear = r->item;
-        it.local_id = {r->item % g.x, r->item / g.x % g.y, r->item / (g.x * g.y)};
-        job_.rep->set_group(id_of(d, job_.current));
-        e = job_.rep->group_error(kernel_error::kind::data_race, it, sync_point{r->where, nullptr}, r->what);
-      } else if (races_.over_limit()) {
-        item_state first;
-        job_.rep->set_group(id_of(d, job_.current));
-        e = job_.rep->group_error(
-            kernel_error::kind::resource, first, sync_point{},
-            "needs more than " + std::to_string(c_->checked_elements) +
-                " records of elements of global memory to find races between the launch's work-groups "
-                "(checked-access mode; the limit is ki::reference::backend::checked_elements or "
-                "KI_REFERENCE_CHECKED_ELEMENTS): check a smaller launch, or raise the limit");
-      }
-    }
+    if (c_->check_races)
+      if (auto f = races_.finish(d.name, *log_)) e = std::move(f->error);
     if (c_->tracer != nullptr) [[unlikely]]
       c_->tracer->group_ends(id_of(d, job_.current), e ? &*e : nullptr);
     return e;
@@ -896,8 +480,9 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   spin_judge judge_;
   launch_progress* progress_ = nullptr;
   const ki::ka::detail::group_state* running_ = nullptr;  ///< the state the kernel runs the group in
-  ka_races races_;
-  ka_races::global_log* log_ = nullptr;
+  race_detector races_;
+  global_log* log_ = nullptr;
+  warning_sites warnings_;  ///< checked-access mode: the warnings of the groups run since the last range
   const ka_config* c_ = nullptr;
   std::optional<ki::ka::cpu_group> group_;
   local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)
@@ -929,7 +514,7 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   std::optional<kernel_error> first;
   i64 first_group = ngroups;
   std::atomic<i64> stop{ngroups};
-  ka_races::global_log log;  // checked-access mode: every group's global accesses
+  global_log log;  // checked-access mode: every group's global accesses
   log.limit = c.checked_elements;
   log.same_value_race = c.same_value_race;
   race_tally tally;
@@ -952,9 +537,11 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   else if (c.arena != nullptr) c.arena->execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
   else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
   if (!first && c.check_races) {
-    auto between = inter_group_race(c.names, d.name, d.groups, d.groupsize, log, c.warnings);
-    if (between && log.tally != nullptr) log.tally->add_error(ngroups, *between);  // (after every group's)
-    else first = std::move(between);
+    warning_sites intended;
+    auto between = inter_group_race(c.names.prefix, d.name, log, intended);
+    if (c.warnings != nullptr) c.warnings->merge(intended);
+    if (between && log.tally != nullptr) log.tally->add_error(ngroups, between->error);  // (after every group's)
+    else if (between) first = std::move(between->error);
   }
   if (log.tally != nullptr && !log.tally->empty()) {  // race_reports::all: every race of the launch
     if (first) first = with_more(*first, log.tally->summary());

@@ -1,5 +1,5 @@
-// The CPU runtime: what both recorders of checked-access mode (the oracle's race detector for
-// KI kernels, reference/src/race_detector.hpp, and the KA one, src/ka.cpp) share for the
+// The CPU runtime: what checked-access mode's race detector (ki/cpu/race_detector.hpp, one for
+// KI and KA kernels) and the oracle's other checks use for the
 // accesses the instrumentation hooks report (ki/detail/cpu/checked.hpp): which memory is
 // checked, which subscript names an access, and the source line of an instruction.
 #pragma once

@@ -25,17 +25,7 @@ namespace ki::detail::cpu {
 /// The order a group's work-items run in, in each phase.
 enum class ka_order : std::uint8_t { forward, reverse, random };
 
-/// A warning of a launch (checked-access mode: a read of local or private memory that nothing
-/// wrote), per source line: its kind, where, the message (without the count), how often.
-struct ka_warning {
-  std::string kind, where, message;
-  std::int64_t count = 0;
-};
-/// A launch's warnings, merged from every thread: "file:line kind" -> entry.
-struct ka_warnings {
-  std::mutex m;
-  std::map<std::string, ka_warning> by_site;
-};
+struct launch_warnings;  // ki/cpu/race_detector.hpp
 
 struct ka_config {
   backend_names names;
@@ -74,7 +64,7 @@ struct ka_config {
   const char* fill_name = "";
   /// Checked-access mode: where the reads of local or private memory before any write are
   /// counted (uninitialized-local-read, uninitialized-private-read), or null.
-  ka_warnings* warnings = nullptr;
+  launch_warnings* warnings = nullptr;
   /// The oracle's trace hook, while one watches (needs track_items), else null.
   ki::ka::detail::ka_tracer* tracer = nullptr;
   /// The spin watch (ki/cpu/spin.hpp): repeats of one observation before the judge looks, and

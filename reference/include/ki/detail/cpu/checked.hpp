@@ -4,7 +4,7 @@
 // In that mode every element access through ki::span or localmemory tells the CPU executor
 // which element, of which array, from which source line, before it happens; the oracle works
 // out afterwards whether it was a read or a write and reports races (how: the comment of
-// reference/src/race_detector.hpp). The accessors still return T&, so kernel source compiles
+// reference/cpu/include/ki/cpu/race_detector.hpp). The accessors still return T&, so kernel source compiles
 // unchanged and means the same thing;
 // the one surprise is that an element bound to a reference (`auto& r = a[i]`) is recorded once,
 // where it was bound, not at each later use. Default mode: none of this exists (no cost), but

@@ -1,5 +1,6 @@
-// The oracle's checked-access mode: race detection (race_detector.hpp says how it works).
-#include "race_detector.hpp"
+// The oracle's checked-access mode: race detection for KI and KA kernels
+// (ki/cpu/race_detector.hpp says how it works).
+#include <ki/cpu/race_detector.hpp>
 
 #include <new>
 
@@ -9,9 +10,7 @@
 
 #include <ki/cpu/support.hpp>
 
-namespace ki::reference::detail {
-namespace checked = ki::detail::checked;
-using cpu::to_string;
+namespace ki::detail::cpu {
 using i64 = std::int64_t;
 
 namespace {
@@ -36,7 +35,8 @@ void race_detector::start_group(const checked_group& g, i64 group_linear, xyz<i6
   drop_pending();
   deferred_.size = 0;
   names_.clear_arrays();
-  plain_owner_ = nullptr;
+  plain_owner_ = -1;
+  ka_epoch_ = ~0ull;
   out_of_memory_ = false;
   allocs_.refresh();
   round_flags_ = local_bit | global_bit;  // (a failed group may have left a narrowed round)
@@ -52,7 +52,7 @@ void race_detector::drop_pending() {
   accesses_.clear();
   access_bytes_.clear();
   access_index_.clear();
-  access_owner_ = nullptr;
+  access_owner_ = -1;
 }
 
 void race_detector::sub_group_barrier_passed(i64 linear, i64 begin, i64 lanes) {
@@ -77,27 +77,27 @@ void race_detector::sub_group_barrier_passed(i64 linear, i64 begin, i64 lanes) {
 }
 
 void race_detector::access(const checked::array_info& a, i64 index, const source_location& where) {
-  const cpu::item_state* it = cpu::current;
-  if (it == nullptr) return;
+  const i64 it = running();
+  if (it < 0) return;
   if (it != access_owner_) {
     flush();
     access_owner_ = it;
   }
   const auto* addr = static_cast<const unsigned char*>(a.data) + index * static_cast<i64>(a.element_size);
   if (g_.on_access != nullptr) [[unlikely]]
-    g_.on_access(g_.on_access_ctx, *it, addr, index, where);
+    g_.on_access(g_.on_access_ctx, item_at(it), addr, index, where);
   if (const std::size_t k = find_access(addr); k != npos) {
     accesses_[k].last = where;
     return;
   }
   accesses_.push_back({addr, a.element_size, access_bytes_.size(), a.count, index, where, where, false});
-  *g_.fast_point = g_.closed;  // the next barrier flushes them (its slow path)
+  if (g_.fast_point != nullptr) *g_.fast_point = g_.closed;  // the next barrier flushes them (its slow path)
   access_bytes_.insert(access_bytes_.end(), addr, addr + a.element_size);
 }
 
 void race_detector::name(const checked::array_info& a, i64 index, const source_location& where) {
-  const cpu::item_state* it = cpu::current;
-  if (it == nullptr) return;
+  const i64 it = running();
+  if (it < 0) return;
   if (it != plain_owner_) {
     names_.clear_subscripts();
     plain_owner_ = it;
@@ -110,21 +110,22 @@ void race_detector::name(const checked::array_info& a, i64 index, const source_l
 }
 
 void race_detector::plain(const void* addr, std::size_t size, bool write, const void* pc) {
-  const cpu::item_state* it = cpu::current;
-  if (it == nullptr || size == 0) return;
+  if (size == 0) return;
+  const i64 it = running();
+  if (it < 0) return;
   // Which memory: an element of a subscripted array, local memory, an allocation; else none.
   // (The misses, most accesses of a kernel, cost a few comparisons and a binary search, here,
   // without the frame of the recording below.)
   const local_alloc* local = local_of(addr);
   const checked::array_info* named = names_.array_of(addr);
-  const cpu::allocation_view::range* alloc = local == nullptr && named == nullptr ? allocs_.find(addr) : nullptr;
+  const allocation_view::range* alloc = local == nullptr && named == nullptr ? allocs_.find(addr) : nullptr;
   if (local == nullptr && named == nullptr && alloc == nullptr)
     return;                // not memory this mode checks (the stack, the kernel object, the executor's state)
   if (weak_ != nullptr) {  // weak memory: the store buffers instead of the race record
-    weak_->run(it->local_linear);
+    weak_->run(it);
     auto* bytes = static_cast<unsigned char*>(const_cast<void*>(addr));
-    if (write) weak_->store(it->local_linear, bytes, size, local != nullptr);
-    else weak_->load(it->local_linear, bytes, size);
+    if (write) weak_->store(it, bytes, size, local != nullptr);
+    else weak_->load(it, bytes, size);
     return;
   }
   record_plain(it, addr, size, write, pc, local, named, alloc);
@@ -132,27 +133,27 @@ void race_detector::plain(const void* addr, std::size_t size, bool write, const 
 
 void race_detector::ordering(const void* p, int order, bool writes) {
   (void)p;
-  const cpu::item_state* it = cpu::current;
-  if (weak_ == nullptr || it == nullptr) return;
-  weak_->run(it->local_linear);  // (an atomic reads and writes the memory as this item sees it)
+  if (weak_ == nullptr) return;
+  const i64 it = running();
+  if (it < 0) return;
+  weak_->run(it);                // (an atomic reads and writes the memory as this item sees it)
   const int o = order & 0xFFFF;  // (GCC may add hardware lock elision bits)
   // A release: a store, read-modify-write or fence with release semantics (a load has none,
   // seq_cst or not). An acquire: a load, read-modify-write or fence with acquire semantics.
-  if (writes && (o == __ATOMIC_RELEASE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST))
-    weak_->release(it->local_linear);
+  if (writes && (o == __ATOMIC_RELEASE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST)) weak_->release(it);
   if (o == __ATOMIC_ACQUIRE || o == __ATOMIC_CONSUME || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST)
-    weak_->acquire(it->local_linear);
+    weak_->acquire(it);
 }
 
-void race_detector::record_plain(const cpu::item_state* it, const void* addr, std::size_t size, bool write,
-                                 const void* pc, const local_alloc* local, const checked::array_info* named,
-                                 const cpu::allocation_view::range* alloc) {
+void race_detector::record_plain(i64 it, const void* addr, std::size_t size, bool write, const void* pc,
+                                 const local_alloc* local, const checked::array_info* named,
+                                 const allocation_view::range* alloc) {
   const auto* b = static_cast<const unsigned char*>(addr);
-  std::optional<cpu::array_names::subscript> sub;
+  std::optional<array_names::subscript> sub;
   if (plain_owner_ == it) sub = names_.take(addr);
   if (sub) named = &sub->a;
-  const cpu::accessed_elements a = local != nullptr ? cpu::elements_of(b, size, named, local->p, local->bytes)
-                                                    : cpu::elements_of(b, size, named, alloc->begin, alloc->bytes);
+  const accessed_elements a = local != nullptr ? elements_of(b, size, named, local->p, local->bytes)
+                                               : elements_of(b, size, named, alloc->begin, alloc->bytes);
   try {
     if (it != access_owner_) {
       flush();  // (another item's pending accesses, subscripts-only translation units)
@@ -163,9 +164,9 @@ void race_detector::record_plain(const cpu::item_state* it, const void* addr, st
     const void* caller = checked::caller_of(pc);
     for (i64 index = a.first; index <= a.last; ++index) {
       const unsigned char* e = a.element(index);
-      const access_rec mine{it->local_linear, where, sg_serial_, pc, cpu::touch::read, caller};
+      const access_rec mine{it, where, sg_serial_, pc, touch::read, caller};
       if (g_.on_access != nullptr) [[unlikely]]
-        g_.on_access(g_.on_access_ctx, *it, e, index, loc(mine));
+        g_.on_access(g_.on_access_ctx, item_at(it), e, index, loc(mine));
       if (write && !g_.same_value_race && a.element_size <= sizeof deferred_.old && a.first == a.last) {
         // same_value_writes::allowed: judged once the new bytes are there.
         deferred_.addr = e;
@@ -174,7 +175,7 @@ void race_detector::record_plain(const cpu::item_state* it, const void* addr, st
         deferred_.rec = mine;
         deferred_.count = a.count;
         deferred_.index = index;
-        *g_.fast_point = g_.closed;  // (the next barrier settles it first: its slow path)
+        if (g_.fast_point != nullptr) *g_.fast_point = g_.closed;  // (the next barrier settles it first)
         continue;
       }
       judge(e, mine, write, !write, a.count, index, local_of(e), nullptr);
@@ -193,7 +194,7 @@ void race_detector::settle() {
 
 void race_detector::atomic(const void* p) {
   names_.forget(p);
-  if (cpu::current != access_owner_) return;
+  if (running() != access_owner_) return;
   if (const std::size_t k = find_access(p); k != npos) accesses_[k].atomic = true;
 }
 
@@ -211,9 +212,11 @@ std::size_t race_detector::find_access(const void* addr) {
 // Ordered within a barrier interval: the same work-item, or a sub_group_barrier that r's
 // work-item passed after r and whose lanes include mine (then I passed it too, with it, and my
 // access being judged now comes after it).
-bool race_detector::ordered(const access_rec& r, const cpu::item_state& me) const {
-  if (r.item == me.local_linear) return true;
-  const cpu::item_state& other = item_at(r.item);
+bool race_detector::ordered(const access_rec& r, i64 mine) const {
+  if (r.item == mine) return true;
+  if (g_.items == nullptr) return false;  // (KA: no sub-group barriers)
+  const item_state& me = item_at(mine);
+  const item_state& other = item_at(r.item);
   if (other.sub_group_id != me.sub_group_id) return false;
   const sg_history& h = sg_passes_[static_cast<std::size_t>(r.item)];
   const i64 lane = me.sub_group_lane;
@@ -225,29 +228,28 @@ bool race_detector::ordered(const access_rec& r, const cpu::item_state& me) cons
 }
 
 std::string race_detector::describe(i64 index, i64 count, const local_alloc* local) const {
+  if (local && is_private(local)) local = nullptr;  // (named as the array it is, like global memory)
   if (local && local->where.line == 0) return "element " + std::to_string(index) + " of " + local->where.file;
-  if (local) return "element " + std::to_string(index) + " of localmemory at " + to_string(local->where);
+  if (local) return "element " + std::to_string(index) + " of " + g_.words->local + " at " + to_string(local->where);
   return "element " + std::to_string(index) + " of a ki::span of " + std::to_string(count) + " elements";
 }
 
 void race_detector::race(const char* kind, const access_rec& a, const char* a_did, const access_rec& b,
                          const char* b_did, const void* addr, i64 index, i64 count, const local_alloc* local) {
-  const cpu::item_state& ia = item_at(a.item);
-  const cpu::item_state& ib = item_at(b.item);
   const source_location* declared =
       g_.launch != nullptr && !g_.launch->intended.empty() ? g_.launch->intended.match(addr, loc(a), loc(b)) : nullptr;
-  cpu::race_tally* tally = declared == nullptr && g_.launch != nullptr ? g_.launch->tally : nullptr;
+  race_tally* tally = declared == nullptr && g_.launch != nullptr ? g_.launch->tally : nullptr;
   if (declared == nullptr) ++races_;
   if (declared != nullptr || tally != nullptr || race_instances_.size() < max_instances || g_.on_race != nullptr) {
     std::string text = std::string(kind) + " race on " + describe(index, count, local) + ": work-item " +
-                       to_string(ia.local_id) + " " + a_did + " at " + to_string(loc(a)) +
-                       cpu::helper_note(a.pc, loc(a), a.caller) + ", then work-item " + to_string(ib.local_id) + " " +
-                       b_did + " at " + to_string(loc(b)) + cpu::helper_note(b.pc, loc(b), b.caller) +
-                       ", with no barrier between them";
-    if (a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write)
-      text += cpu::ambiguous_read_note;
+                       to_string(local_id_of(a.item)) + " " + a_did + " at " + to_string(loc(a)) +
+                       helper_note(a.pc, loc(a), a.caller) + ", then work-item " + to_string(local_id_of(b.item)) +
+                       " " + b_did + " at " + to_string(loc(b)) + helper_note(b.pc, loc(b), b.caller) + ", with no " +
+                       g_.words->sync + " between them";
+    if (a.how == touch::read_or_same_value_write || b.how == touch::read_or_same_value_write)
+      text += ambiguous_read_note;
     if (declared != nullptr) {  // the kernel means it: a warning, not a failure
-      cpu::count_intended(*g_.warnings, *declared, text);
+      count_intended(*g_.warnings, *declared, text);
       return;
     }
     if (tally != nullptr) tally->add(group_linear_, kind, loc(a), loc(b), text);
@@ -256,20 +258,20 @@ void race_detector::race(const char* kind, const access_rec& a, const char* a_di
     if (race_instances_.size() < max_instances) race_instances_.push_back(std::move(text));
   }
   if (!first_race_) {
-    first_race_.emplace(loc(b), ib.local_id);
+    first_race_.emplace(loc(b), local_id_of(b.item));
     race_where_ = {to_string(loc(a))};
     if (to_string(loc(b)) != race_where_.front()) race_where_.push_back(to_string(loc(b)));
   }
 }
 
 void race_detector::flush_accesses() {
-  const cpu::item_state& me = *access_owner_;
+  const i64 me = access_owner_;
   for (const pending_access& p : accesses_) {
     if (p.atomic) continue;
     const bool changed = std::memcmp(p.addr, access_bytes_.data() + p.old, p.size) != 0;
     // A write is named by the last access of the segment, a read by the first (what comparing
     // bytes at the segment's end can tell).
-    const access_rec mine{me.local_linear, changed ? p.last : p.first, sg_serial_, nullptr};
+    const access_rec mine{me, changed ? p.last : p.first, sg_serial_, nullptr};
     judge(p.addr, mine, changed, false, p.count, p.index, local_of(p.addr), &p.first);
   }
   drop_pending();
@@ -277,8 +279,8 @@ void race_detector::flush_accesses() {
 
 void race_detector::judge(const void* addr, access_rec mine, bool changed, bool real_read, i64 count, i64 index,
                           const local_alloc* local, const source_location* first, bool known_write) {
-  const cpu::item_state& me = item_at(mine.item);
-  mine.how = cpu::touch_of(changed, real_read, known_write);
+  const i64 me = mine.item;
+  mine.how = touch_of(changed, real_read, known_write);
   shadow& sh = shadow_of(addr);
   const std::uint64_t interval = local != nullptr ? local_interval_ : global_interval_;
   if (sh.epoch != interval) {
@@ -291,7 +293,7 @@ void race_detector::judge(const void* addr, access_rec mine, bool changed, bool 
     } else {
       for (const access_rec& r : sh.readers)
         if (r.item >= 0 && !ordered(r, me)) {
-          race("read-write", r, cpu::did(r.how), mine, "wrote it", addr, index, count, local);
+          race("read-write", r, did(r.how), mine, "wrote it", addr, index, count, local);
           break;
         }
     }
@@ -302,10 +304,12 @@ void race_detector::judge(const void* addr, access_rec mine, bool changed, bool 
     // the element held (then a race only by the same-value policy).
     if (sh.writer.item >= 0 && !ordered(sh.writer, me)) {
       if (real_read || g_.same_value_race)
-        race(mine.how == cpu::touch::same_value_write ? "write-write" : "read-write", sh.writer, "wrote it", mine,
-             cpu::did(mine.how), addr, index, count, local);
-    } else if (local != nullptr && !sh.written) {
-      uninitialized_read(first != nullptr ? *first : loc(mine), index, *local);
+        race(mine.how == touch::same_value_write ? "write-write"
+             : g_.words->in_order                ? "write-read"
+                                                 : "read-write",
+             sh.writer, "wrote it", mine, did(mine.how), addr, index, count, local);
+    } else if (local != nullptr && !sh.written && !local->filled) {
+      uninitialized_read(first != nullptr ? *first : loc(mine), index, *local, me);
     }
     if (sh.readers[0].item < 0) sh.readers[0] = mine;
     else if (sh.readers[0].item != mine.item && sh.readers[1].item < 0) sh.readers[1] = mine;
@@ -316,20 +320,26 @@ void race_detector::judge(const void* addr, access_rec mine, bool changed, bool 
     // follows an access that may have been a same-value write (under the policy `allowed` only
     // the read can race with another group's write).
     if (fresh || (changed && !g->second.wrote) ||
-        (!g->second.wrote && cpu::may_keep(g->second.how) && mine.how == cpu::touch::read))
-      g->second = global_access{addr,       group_linear_, group_id_, me.local_id, changed,    mine.how,
-                                mine.where, count,         index,     mine.pc,     mine.caller};
+        (!g->second.wrote && may_keep(g->second.how) && mine.how == touch::read))
+      g->second = global_access{addr,       group_linear_, group_id_, local_id_of(me), changed,    mine.how,
+                                mine.where, count,         index,     mine.pc,         mine.caller};
   }
 }
 
-void race_detector::uninitialized_read(const source_location& where, i64 index, const local_alloc& l) {
-  auto& e = (*g_.warnings)[to_string(where) + " uninitialized-local-read"];
+void race_detector::uninitialized_read(const source_location& where, i64 index, const local_alloc& l, i64 item) {
+  const bool local = !is_private(&l);
+  const char* kind = local ? "uninitialized-local-read" : "uninitialized-private-read";
+  auto& e = (*g_.warnings)[to_string(where) + " " + kind];
   if (e.count == 0) {
-    e.kind = "uninitialized-local-read";
+    e.kind = kind;
     e.where = to_string(where);
-    e.message = "read at " + to_string(where) + " of localmemory at " + to_string(l.where) +
-                " before any work-item of the group wrote the element (e.g. element " + std::to_string(index) +
-                "; unspecified values, filled with " + g_.fill + ")";
+    e.message = local ? "read at " + to_string(where) + " of " + g_.words->local + " at " + to_string(l.where) +
+                            " before any work-item of the group wrote the element (e.g. element " +
+                            std::to_string(index) + "; unspecified values, filled with " + g_.fill + ")"
+                      : "read at " + to_string(where) + " of private memory at " + to_string(l.where) +
+                            " before its work-item wrote the element (e.g. element " + std::to_string(index) +
+                            " of work-item " + to_string(local_id_of(item)) + "; unspecified values, filled with " +
+                            g_.fill + ")";
   }
   ++e.count;
 }
@@ -341,7 +351,7 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
     out_of_memory_ = false;
     group_globals_.clear();
     return group_failure{kernel_error(kernel_error::kind::resource, group_id_, {0, 0, 0}, "",
-                                      "ki::reference: kernel '" + std::string(kernel_name) +
+                                      std::string(g_.prefix) + ": kernel '" + std::string(kernel_name) +
                                           "': checked-access mode ran out of memory recording the work-group's "
                                           "accesses: check a smaller launch")};
   }
@@ -356,7 +366,7 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
       } catch (const std::bad_alloc&) {  // (on the runner's own stack: not a work-item's failure)
         group_globals_.clear();
         return group_failure{kernel_error(kernel_error::kind::resource, group_id_, {0, 0, 0}, "",
-                                          "ki::reference: kernel '" + std::string(kernel_name) +
+                                          std::string(g_.prefix) + ": kernel '" + std::string(kernel_name) +
                                               "': checked-access mode ran out of memory recording the launch's "
                                               "accesses of global memory (" +
                                               std::to_string(globals.elements.size()) +
@@ -364,8 +374,8 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
       }
       if (!merged) {
         const std::string msg =
-            "ki::reference: kernel '" + std::string(kernel_name) + "': checked-access mode would need more than " +
-            std::to_string(globals.limit) +
+            std::string(g_.prefix) + ": kernel '" + std::string(kernel_name) +
+            "': checked-access mode would need more than " + std::to_string(globals.limit) +
             " records of elements of global memory to find races between the launch's work-groups "
             "(about " +
             std::to_string(sizeof(global_element) + 4 * sizeof(void*)) +
@@ -381,8 +391,8 @@ std::optional<group_failure> race_detector::finish(const char* kernel_name, glob
 }
 
 group_failure race_detector::race_failure(const char* kernel_name) const {
-  std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': work-group " + to_string(group_id_) +
-                    ": " + race_instances_.front();
+  std::string msg = std::string(g_.prefix) + ": kernel '" + std::string(kernel_name) + "': work-group " +
+                    to_string(group_id_) + ": " + race_instances_.front();
   if (races_ > 1) msg += " (" + std::to_string(races_ - 1) + " more in this work-group)";
   msg += " [checked-access mode]";
   return group_failure{
@@ -391,7 +401,7 @@ group_failure race_detector::race_failure(const char* kernel_name) const {
 }
 
 bool global_log::merge(const global_access& a) {
-  if (!same_value_race && !a.wrote && cpu::may_keep(a.how)) return true;  // (races with no write)
+  if (!same_value_race && !a.wrote && may_keep(a.how)) return true;  // (races with no write)
   auto it = elements.find(a.addr);
   if (it == elements.end()) {
     if (limit != 0 && elements.size() >= limit) {
@@ -416,7 +426,8 @@ bool global_log::merge(const global_access& a) {
   return true;
 }
 
-std::optional<group_failure> inter_group_race(const char* kernel_name, global_log& log, warning_sites& intended) {
+std::optional<group_failure> inter_group_race(const char* prefix, const char* kernel_name, global_log& log,
+                                              warning_sites& intended) {
   // The racy elements: some group wrote, two groups touched. Reported: the lowest address of
   // those not declared intended.
   struct described {
@@ -432,16 +443,16 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, global_lo
     const global_access& b = o.group < w.group ? w : o;
     described d{&a,
                 &b,
-                cpu::access_location(a.pc, a.where),
-                cpu::access_location(b.pc, b.where),
-                o.wrote || o.how == cpu::touch::same_value_write,
+                access_location(a.pc, a.where),
+                access_location(b.pc, b.where),
+                o.wrote || o.how == touch::same_value_write,
                 {}};
     d.inst = std::string(d.writes ? "write-write" : "read-write") + " race between work-groups on element " +
              std::to_string(a.index) + " of a ki::span of " + std::to_string(a.count) + " elements: work-item " +
-             to_string(a.local_id) + " of work-group " + to_string(a.group_id) + " " + cpu::did(a.how) + " at " +
-             to_string(d.a_where) + cpu::helper_note(a.pc, d.a_where, a.caller) + ", work-item " +
-             to_string(b.local_id) + " of work-group " + to_string(b.group_id) + " " + cpu::did(b.how) + " at " +
-             to_string(d.b_where) + cpu::helper_note(b.pc, d.b_where, b.caller);
+             to_string(a.local_id) + " of work-group " + to_string(a.group_id) + " " + did(a.how) + " at " +
+             to_string(d.a_where) + helper_note(a.pc, d.a_where, a.caller) + ", work-item " + to_string(b.local_id) +
+             " of work-group " + to_string(b.group_id) + " " + did(b.how) + " at " + to_string(d.b_where) +
+             helper_note(b.pc, d.b_where, b.caller);
     return d;
   };
   const global_element* first = nullptr;
@@ -452,7 +463,7 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, global_lo
     if (!log.intended.empty() || log.tally != nullptr) {
       const described d = describe(e);
       if (const source_location* declared = log.intended.match(addr, d.a_where, d.b_where)) {
-        cpu::count_intended(intended, *declared, d.inst);
+        count_intended(intended, *declared, d.inst);
         continue;
       }
       if (log.tally != nullptr)
@@ -465,10 +476,10 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, global_lo
   const described d = describe(*first);
   const global_access& a = *d.a;
   const global_access& b = *d.b;
-  const bool ambiguous = a.how == cpu::touch::read_or_same_value_write || b.how == cpu::touch::read_or_same_value_write;
-  const std::string msg = "ki::reference: kernel '" + std::string(kernel_name) + "': " + d.inst +
+  const bool ambiguous = a.how == touch::read_or_same_value_write || b.how == touch::read_or_same_value_write;
+  const std::string msg = std::string(prefix) + ": kernel '" + std::string(kernel_name) + "': " + d.inst +
                           " (nothing orders the work-groups of a launch: use atomics, or separate launches)" +
-                          (ambiguous ? cpu::ambiguous_read_note : "");
+                          (ambiguous ? ambiguous_read_note : "");
   group_failure found{kernel_error(kernel_error::kind::data_race, b.group_id, b.local_id, to_string(d.b_where), msg),
                       count,
                       {d.inst},
@@ -477,4 +488,4 @@ std::optional<group_failure> inter_group_race(const char* kernel_name, global_lo
   return found;
 }
 
-}  // namespace ki::reference::detail
+}  // namespace ki::detail::cpu
