@@ -27,8 +27,6 @@
 //   * The trace hook (ki/reference/events.hpp): nothing on the barrier's fast path when unset.
 //   * The spin watch (group_runner.hpp): a work-item polling an atomic without end is reported
 //     (no-progress) instead of hanging the launch.
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -42,6 +40,7 @@
 
 #include <ki/reference/report.hpp>
 
+#include <ki/cpu/groups.hpp>
 #include <ki/cpu/ka.hpp>
 
 #include "executor.hpp"
@@ -93,7 +92,7 @@ launch_result execute(const launch_desc& queued) {
   progress.alone = one_thread;  // (the groups then run one after another, below)
   d.progress = &progress;
 
-  std::optional<group_failure> first;
+  cpu::lowest_failure<group_failure> failed(ngroups);
   cpu::launch_warnings log;
   global_log globals;
   globals.limit = static_cast<std::size_t>(runner_detail::resolve_checked_elements(*d.b));
@@ -102,12 +101,15 @@ launch_result execute(const launch_desc& queued) {
   // still end it).
   cpu::race_tally tally;
   if (d.b->races == race_reports::all) globals.tally = &tally;
-  const auto ends_launch = [&](std::optional<group_failure>& e, i64 g) {
-    if (!e) return false;
-    if (globals.tally == nullptr || e->error.error_kind() != kernel_error::kind::data_race) return true;
+  // One group, run by r: a failure that ends the launch is offered as the launch's.
+  const auto run_group = [&](group_runner& r, i64 g) {
+    r.reset_arena();
+    auto e = r.run(d, serial, g, globals);
+    r.flush_warnings(log);
+    if (!e) return;
+    if (globals.tally == nullptr || e->error.error_kind() != kernel_error::kind::data_race)
+      return failed.offer(g, std::move(*e));
     tally.add_error(g, e->error);
-    e.reset();
-    return false;
   };
   if (one_thread) {
     // Deterministic: groups one after another; exploring, in reverse or a random order.
@@ -127,37 +129,24 @@ launch_result execute(const launch_desc& queued) {
     }
     // As with several threads, the error reported is that of the lowest failing group: in an
     // explored order, after a failure only groups with lower ids still run.
-    i64 first_group = ngroups;
     for (i64 k = 0; k < ngroups; ++k) {
       const i64 g = group_order.empty() ? k : group_order[static_cast<std::size_t>(k)];
-      if (g > first_group) continue;
-      if (group_order.empty() && first) break;
-      r.reset_arena();
-      auto e = r.run(d, serial, g, globals);
-      r.flush_warnings(log);
-      if (ends_launch(e, g)) first_group = g, first = std::move(e);
+      if (failed.stopped(g)) {
+        if (group_order.empty()) break;
+        continue;
+      }
+      run_group(r, g);
     }
   } else {
-    // The error reported is the one of the lowest failing group id, whatever the threads'
-    // timing: after a failure, only groups with lower ids still run.
-    std::mutex m;
-    i64 first_group = ngroups;
-    std::atomic<i64> stop{ngroups};
-    auto body = [&](const tbb::blocked_range<i64>& range) {
+    cpu::group_pool pool;
+    pool.threads = threads;
+    pool.arena = threads > 1 ? &arena_for(threads) : nullptr;
+    cpu::for_group_ranges(ngroups, pool, [&](i64 begin, i64 end) {
       group_runner& r = runner_for(*d.b);
-      for (i64 g = range.begin(); g < range.end() && g < stop.load(std::memory_order_relaxed); ++g) {
-        r.reset_arena();
-        auto e = r.run(d, serial, g, globals);
-        r.flush_warnings(log);
-        if (ends_launch(e, g)) {
-          std::lock_guard lock(m);
-          if (g < first_group) first_group = g, first = std::move(e), stop = g;
-        }
-      }
-    };
-    if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
-    else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
+      for (i64 g = begin; g < end && !failed.stopped(g); ++g) run_group(r, g);
+    });
   }
+  std::optional<group_failure>& first = failed.error();
   if (!first) {
     auto between = cpu::inter_group_race("ki::reference", d.kernel_name, globals, log.by_site);
     if (between && globals.tally != nullptr) tally.add_error(ngroups, between->error);  // (after every group's)
@@ -253,8 +242,8 @@ void check_environment(const backend& b) {
 launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b) {
   const int threads = resolve_threads(b);
   cpu::ka_config c{runner_detail::names};
-  c.threads = threads;
-  c.arena = threads > 1 ? &arena_for(threads) : nullptr;
+  c.pool.threads = threads;
+  c.pool.arena = threads > 1 ? &arena_for(threads) : nullptr;
   const auto& sched = b.schedule;
   c.order = sched.items == order::reverse  ? cpu::ka_order::reverse
             : sched.items == order::random ? cpu::ka_order::random

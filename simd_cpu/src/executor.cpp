@@ -46,6 +46,7 @@
 #include <stdexcept>
 
 #include <ki/cpu/fiber.hpp>
+#include <ki/cpu/groups.hpp>
 #include <ki/cpu/support.hpp>
 #include <ki/errors.hpp>
 #include <ki/simd_cpu/backend.hpp>
@@ -59,6 +60,7 @@ namespace ki::simd_cpu::detail {
 namespace cpu = ki::detail::cpu;
 using i64 = std::int64_t;
 using cpu::fiber_core;
+using cpu::lowest_failure;
 using runner_detail::resolve_stack_size;
 using runner_detail::resolve_threads;
 
@@ -71,6 +73,34 @@ std::atomic<std::uint64_t> launch_counter{0};
 tbb::task_arena& arena_for(int threads) {
   static cpu::arena_cache arenas;  // this backend's own
   return arenas.get(threads);
+}
+
+#if KI_SIMD_CPU_HAS_OPENMP
+/// The OpenMP scheduler's ranges (cpu::parallel_ranges): chunks in increasing order (dynamic
+/// schedule), so that a group that waits for an earlier one (message passing through atomics)
+/// waits for a chunk that is running or done.
+void openmp_ranges(i64 groups, int threads, void (*range)(void*, i64, i64), void* ctx) {
+  const int t = threads > 0 ? threads : omp_get_max_threads();
+  const i64 chunk = std::max<i64>(1, groups / (static_cast<i64>(t) * 8));
+  const i64 nchunks = (groups + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
+  for (i64 c = 0; c < nchunks; ++c) range(ctx, c * chunk, std::min(groups, (c + 1) * chunk));
+}
+#endif
+
+/// Where b's launches run their groups, KI and KA alike: `threads` of b's (resolve_threads).
+cpu::group_pool pool_for(const backend& b, int threads) {
+  cpu::group_pool p;
+  p.threads = threads;
+  p.arena = threads > 1 ? &arena_for(threads) : nullptr;
+  if (b.scheduler == scheduler::openmp && threads != 1) {
+#if KI_SIMD_CPU_HAS_OPENMP
+    p.parallel = &openmp_ranges;
+#else
+    throw std::logic_error("ki::simd_cpu: this build has no OpenMP (KI_SIMD_CPU_SCHEDULER=openmp)");
+#endif
+  }
+  return p;
 }
 
 }  // namespace
@@ -92,51 +122,19 @@ std::optional<kernel_error> execute(const launch_desc& launch) {
   progress.alone = threads == 1 || ngroups == 1;
   d.progress = &progress;
 
-  // The error reported is the lowest failing group's, whatever the timing: after a failure
-  // only chunks' groups below it still run.
-  std::mutex m;
-  std::optional<kernel_error> first;
-  i64 first_group = ngroups;
-  std::atomic<i64> stop{ngroups};
-  auto run_chunk = [&](i64 begin, i64 end) {
-    if (begin >= stop.load(std::memory_order_relaxed)) return;
+  lowest_failure<kernel_error> failed(ngroups);
+  cpu::for_group_ranges(ngroups, pool_for(*d.b, threads), [&](i64 begin, i64 end) {
+    if (failed.stopped(begin)) return;
     group_runner& r = runner_for(*d.b);
-    if (auto f = r.run(d, serial, begin, end, stop)) {
-      std::lock_guard lock(m);
-      if (f->group < first_group) {
-        first_group = f->group;
-        first = std::move(f->error);
-        stop = f->group;
-      }
-    }
-  };
-  if (threads == 1 || ngroups == 1) {
-    run_chunk(0, ngroups);
-  } else if (d.b->scheduler == scheduler::openmp) {
-#if KI_SIMD_CPU_HAS_OPENMP
-    // Chunks in increasing order (dynamic schedule): a group that waits for an earlier one
-    // (message passing through atomics) waits for a chunk that is running or done.
-    const int t = threads > 0 ? threads : omp_get_max_threads();
-    const i64 chunk = std::max<i64>(1, ngroups / (static_cast<i64>(t) * 8));
-    const i64 nchunks = (ngroups + chunk - 1) / chunk;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
-    for (i64 c = 0; c < nchunks; ++c) run_chunk(c * chunk, std::min(ngroups, (c + 1) * chunk));
-#else
-    throw std::logic_error("ki::simd_cpu: this build has no OpenMP (KI_SIMD_CPU_SCHEDULER=openmp)");
-#endif
-  } else {
-    auto body = [&](const tbb::blocked_range<i64>& range) { run_chunk(range.begin(), range.end()); };
-    if (threads > 1) arena_for(threads).execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
-    else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
-  }
-  return first;
+    if (auto f = r.run(d, serial, begin, end, failed.stop())) failed.offer(f->group, std::move(f->error));
+  });
+  return std::move(failed.error());
 }
 
 std::optional<kernel_error> execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b) {
   const int threads = resolve_threads(b);
   cpu::ka_config c{runner_detail::names};
-  c.threads = threads;
-  c.arena = threads > 1 ? &arena_for(threads) : nullptr;
+  c.pool = pool_for(b, threads);
   c.max_local_memory = max_local_memory;
   c.stack_size = resolve_stack_size(b);
   c.spin_limit = runner_detail::resolve_spin_limit(b);

@@ -1,9 +1,6 @@
 // The CPU runtime's KA launches (ki/cpu/ka.hpp).
 #include <ki/cpu/ka.hpp>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -22,6 +19,7 @@
 
 #include <ki/cpu/checked_support.hpp>
 #include <ki/cpu/fiber.hpp>
+#include <ki/cpu/groups.hpp>
 #include <ki/cpu/race_detector.hpp>
 #include <ki/cpu/report.hpp>
 #include <ki/cpu/spin.hpp>
@@ -508,34 +506,25 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
 std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, const ka_config& c) {
   const i64 ngroups = d.groups.x * d.groups.y * d.groups.z;
   if (ngroups == 0 || d.range.count() == 0) return std::nullopt;
-  // The error reported is the lowest failing group's, whatever the threads' timing: after a
-  // failure only groups with lower ids still run.
-  std::mutex m;
-  std::optional<kernel_error> first;
-  i64 first_group = ngroups;
-  std::atomic<i64> stop{ngroups};
+  lowest_failure<kernel_error> failed(ngroups);
   global_log log;  // checked-access mode: every group's global accesses
   log.limit = c.checked_elements;
   log.same_value_race = c.same_value_race;
   race_tally tally;
   if (c.all_races) log.tally = &tally;
   launch_progress progress;  // (the spin watch)
-  progress.alone = c.threads == 1 || ngroups == 1;
-  auto body = [&](const tbb::blocked_range<i64>& r) {
+  progress.alone = c.pool.one_thread(ngroups);
+  fiber_core::recheck_fault_handlers();
+  for_group_ranges(ngroups, c.pool, [&](i64 begin, i64 end) {
+    if (failed.stopped(begin)) return;
     thread_local ka_runner runner;
     runner.prepare(c, d, c.check_races ? &log : nullptr, progress);
     reporter rep(c.names);
     rep.set_kernel(d.name);
-    auto res = runner.run_range(d, r.begin(), r.end(), stop, rep);
-    if (res.error) {
-      std::lock_guard lock(m);
-      if (res.group < first_group) first_group = res.group, first = std::move(res.error), stop = res.group;
-    }
-  };
-  fiber_core::recheck_fault_handlers();
-  if (c.threads == 1 || ngroups == 1) body(tbb::blocked_range<i64>(0, ngroups));
-  else if (c.arena != nullptr) c.arena->execute([&] { tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body); });
-  else tbb::parallel_for(tbb::blocked_range<i64>(0, ngroups), body);
+    auto res = runner.run_range(d, begin, end, failed.stop(), rep);
+    if (res.error) failed.offer(res.group, std::move(*res.error));
+  });
+  std::optional<kernel_error>& first = failed.error();
   if (!first && c.check_races) {
     warning_sites intended;
     auto between = inter_group_race(c.names.prefix, d.name, log, intended);

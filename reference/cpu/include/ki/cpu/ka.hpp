@@ -13,8 +13,7 @@
 #include <optional>
 #include <string>
 
-#include <tbb/task_arena.h>
-
+#include <ki/cpu/groups.hpp>
 #include <ki/cpu/report.hpp>
 #include <ki/detail/cpu/executor.hpp>
 #include <ki/errors.hpp>
@@ -29,8 +28,7 @@ struct launch_warnings;  // ki/cpu/race_detector.hpp
 
 struct ka_config {
   backend_names names;
-  int threads = 0;                   ///< 1: groups in order on the calling thread
-  tbb::task_arena* arena = nullptr;  ///< where the groups run (threads > 1), else the current arena
+  group_pool pool{};  ///< where the groups run (ki/cpu/groups.hpp)
   ka_order order = ka_order::forward;
   std::uint64_t seed = 0;            ///< random order: the permutation's seed (per group)
   std::size_t max_local_memory = 0;  ///< bytes per work-group
