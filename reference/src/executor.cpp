@@ -239,37 +239,72 @@ void check_environment(const backend& b) {
   cpu::throw_if_bad_environment("ki::reference");
 }
 
+namespace {
+/// The oracle's part of a KA launch (cpu::ka_observer): the schedule's order of the work-items in
+/// each phase (forward, reverse, or a random permutation per group from the schedule's seed),
+/// poison in fresh memory (or the last group's leftovers), checked-access mode, ki::seed's
+/// checks, the trace hook.
+class ka_oracle final : public cpu::ka_observer {
+ public:
+  explicit ka_oracle(const backend& b) : sched_(b.schedule) {
+    leftovers_ = b.local_memory == local_memory_start::leftovers;
+    fill_name = leftovers_ ? "the previous work-group's leftovers (KI_REFERENCE_LOCAL_MEMORY=leftovers)"
+                           : "the poison word 0xFFBADBAD";
+    check_races = true;  // (in checked-access mode: only such kernels record accesses)
+    same_value_race = b.same_value_writes == same_value_writes::race;
+    all_races = b.races == race_reports::all;
+    checked_elements = static_cast<std::size_t>(runner_detail::resolve_checked_elements(b));
+  }
+  void order(i64 linear, xyz<i64> a, xyz<i64> size, std::vector<i64>& ids) override {
+    using ki::reference::order;
+    if (sched_.items == order::forward) return;  // ascending
+    for (i64 z = 0; z < a.z; ++z)
+      for (i64 y = 0; y < a.y; ++y)
+        for (i64 x = 0; x < a.x; ++x) ids.push_back(x + size.x * (y + size.y * z));
+    if (sched_.items == order::reverse) {
+      std::reverse(ids.begin(), ids.end());
+      return;
+    }
+    std::uint64_t s = sched_.seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
+    for (std::size_t i = ids.size(); i > 1; --i) {
+      std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      std::swap(ids[i - 1], ids[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
+    }
+  }
+  // Local and private memory start as poison, as KI's local memory (leftovers: only what no
+  // earlier group of the thread's arena had).
+  void fresh(void* p, std::size_t bytes, std::size_t reused) override {
+    if (!leftovers_) reused = 0;
+    if (reused < bytes) poison_fill(static_cast<unsigned char*>(p) + reused, bytes - reused);
+  }
+
+ private:
+  const schedule sched_;
+  bool leftovers_ = false;
+};
+}  // namespace
+
 launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend& b) {
   const int threads = resolve_threads(b);
   cpu::ka_config c{runner_detail::names};
   c.pool.threads = threads;
   c.pool.arena = threads > 1 ? &arena_for(threads) : nullptr;
-  const auto& sched = b.schedule;
-  c.order = sched.items == order::reverse  ? cpu::ka_order::reverse
-            : sched.items == order::random ? cpu::ka_order::random
-                                           : cpu::ka_order::forward;
-  c.seed = sched.seed;
   c.max_local_memory = b.device.max_local_memory;
-  c.fill = &poison_fill;  // local and private memory start as poison, as KI's local memory
-  c.fill_name = "the poison word 0xFFBADBAD";
-  c.leftovers = b.local_memory == local_memory_start::leftovers;
-  if (c.leftovers) c.fill_name = "the previous work-group's leftovers (KI_REFERENCE_LOCAL_MEMORY=leftovers)";
   c.stack_size = resolve_stack_size(b);
   c.spin_limit = runner_detail::resolve_spin_limit(b);
   c.spin_limit_name = "ki::reference::backend::spin_limit or KI_REFERENCE_SPIN_LIMIT";
-  c.track_items = true;  // a fault names its work-item
-  c.check_races = true;  // (in checked-access mode)
-  c.same_value_race = b.same_value_writes == same_value_writes::race;
-  c.all_races = b.races == race_reports::all;
-  c.checked_elements = static_cast<std::size_t>(runner_detail::resolve_checked_elements(b));
   c.features = {b.device.atomics64, b.device.float64, b.device.name};
+  ka_oracle oracle(b);
+  c.observer = &oracle;
   rand_check seeds;  // ki::seed's rules, as for KI launches
-  c.rand_check = &seeds;
+  oracle.seeds = &seeds;
   cpu::launch_warnings warnings;
-  c.warnings = &warnings;  // (checked-access mode: reads of memory never written)
+  oracle.warnings = &warnings;  // (checked-access mode: races declared intended, reads of memory never written)
   std::optional<ka_trace> trace;
   if (const auto h = current_hook(); h.fn != nullptr) [[unlikely]]
-    c.tracer = &trace.emplace(h, d, b, ++launch_counter);
+    oracle.tracer = &trace.emplace(h, d, b, ++launch_counter);
   launch_result r;
   r.error = cpu::run_ka(d, c);
   report rep;
@@ -283,7 +318,7 @@ launch_result execute_ka(const ki::ka::detail::cpu_launch_desc& d, const backend
   add_warnings(warnings.by_site, rep, r);
   if (!rep.empty()) {
     rep.kernel = d.name;
-    rep.schedule = sched;
+    rep.schedule = b.schedule;
     rep.profile = b.device.name;
     auto shared = publish(std::move(rep));
     if (r.error) r.error->set_details(std::move(shared));

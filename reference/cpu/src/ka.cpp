@@ -38,6 +38,9 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   void prepare(const ka_config& c, const ki::ka::detail::cpu_launch_desc& d, global_log* log,
                launch_progress& progress) {
     c_ = &c;
+    obs_ = c.observer;
+    checks_ = obs_ != nullptr && obs_->check_races;
+    tracer_ = obs_ != nullptr ? obs_->tracer : nullptr;
     log_ = log;
     progress_ = &progress;
     group_.emplace(d.range, d.groupsize, d.groups, *this);
@@ -59,7 +62,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     const fiber_core::fault f = fibers_->run_guarded(&drive, this);
     current_watch = nullptr;
     current_features = {};
-    if (c_->warnings != nullptr) c_->warnings->merge(warnings_);
+    if (obs_ != nullptr && obs_->warnings != nullptr) obs_->warnings->merge(warnings_);
     warnings_.clear();
     if (job_.out_of_memory) {
       job_.out_of_memory = false;
@@ -94,8 +97,8 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
                                     " (this backend runs the phase as one loop; the reference backend names the "
                                     "work-item)");
     }
-    if (c_->tracer != nullptr) [[unlikely]]  // (the group's fiber is gone: it did not end the group)
-      c_->tracer->group_ends(id_of(d, r.group), &*r.error);
+    if (tracer_ != nullptr) [[unlikely]]  // (the group's fiber is gone: it did not end the group)
+      tracer_->group_ends(id_of(d, r.group), &*r.error);
     return r;
   }
 
@@ -112,7 +115,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     if (j.running) {
       j.running = false;
       progress_->group_ended();
-      if (c_->check_races || c_->tracer != nullptr) [[unlikely]] {
+      if (checks_ || tracer_ != nullptr) [[unlikely]] {
         if (auto e = end_group(*j.d)) {
           // race_reports::all: the group's races are recorded, the launch goes on.
           if (e->error_kind() == kernel_error::kind::data_race && log_ != nullptr && log_->tally != nullptr) {
@@ -131,7 +134,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     begin_group(*j.d, g, st);
     running_ = &st;
     watch_.forget();  // (a new group: what the last one saw is no repeat)
-    watch_.ka_item = c_->track_items ? &st.current : nullptr;
+    watch_.ka_item = obs_ != nullptr ? &st.current : nullptr;
     j.running = true;
     return true;
   }
@@ -198,14 +201,14 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     return s;
   }
   void rand_seeded(xyz<i64> local, std::uint64_t s, std::uint32_t draws, const source_location& where) override {
-    if (c_->rand_check == nullptr) return;
+    if (obs_ == nullptr || obs_->seeds == nullptr) return;
     group_state_for_rand gs(*this, local);
-    c_->rand_check->seeded(gs.item, s, draws, where);
+    obs_->seeds->seeded(gs.item, s, draws, where);
   }
   void rand_unseeded(xyz<i64> local, const source_location& where) override {
-    if (c_->rand_check == nullptr) return;
+    if (obs_ == nullptr || obs_->seeds == nullptr) return;
     group_state_for_rand gs(*this, local);
-    c_->rand_check->unseeded_draw(gs.item, where);
+    obs_->seeds->unseeded_draw(gs.item, where);
   }
   /// The work-item as the checks of ki::seed name it (its group and local ids).
   struct group_state_for_rand {
@@ -221,16 +224,15 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   void* allocate_local(const void* key, std::size_t bytes, std::size_t align, const source_location& where) {
     std::size_t reused = 0;
     void* p = arena_.alloc(bytes, align, &reused);
-    if (!c_->leftovers) reused = 0;
-    if (c_->fill && reused < bytes) c_->fill(static_cast<unsigned char*>(p) + reused, bytes - reused);
+    if (obs_ != nullptr) obs_->fresh(p, bytes, reused);
     locals_.push_back({key, p, bytes, where});
     local_bytes_ += bytes;
     return p;
   }
   void* private_memory(std::size_t bytes, std::size_t align, const source_location& where, bool filled) override {
     void* p = arena_.alloc(bytes, align);
-    if (c_->fill) c_->fill(p, bytes);
-    if (c_->check_races) privates_.push_back({nullptr, p, bytes, where, filled});
+    if (obs_ != nullptr) obs_->fresh(p, bytes, 0);
+    if (checks_) privates_.push_back({nullptr, p, bytes, where, filled});
     return p;
   }
   using local_site = local_alloc;
@@ -245,7 +247,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     watch_ = {};
     judge_ = {};
     watch_.limit = c_->spin_limit;
-    watch_.sampling = !c_->track_items;
+    watch_.sampling = obs_ == nullptr;
     watch_.stuck = &ka_runner::stuck_entry;
     watch_.ctx = this;
     current_watch = &watch_;
@@ -259,7 +261,7 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     const bool in_local = std::any_of(locals_.begin(), locals_.end(), [&](const local_site& l) {
       return b >= static_cast<const unsigned char*>(l.p) && b < static_cast<const unsigned char*>(l.p) + l.bytes;
     });
-    if (!judge_.stuck(watch_, *progress_, in_local, c_->track_items)) return;
+    if (!judge_.stuck(watch_, *progress_, in_local, obs_ != nullptr)) return;
     throw item_failure{kernel_error::kind::no_progress,
                        no_progress_text(what, where, watch_.repeats, "g.synchronize() or group collective",
                                         judge_.why(*progress_, in_local),
@@ -364,8 +366,8 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       j.running = false;
       try {
         j.result = {failure_of(d, *j.rep), j.current};
-        if (c_->tracer != nullptr) [[unlikely]]
-          c_->tracer->group_ends(id_of(d, j.current), &*j.result.error);
+        if (tracer_ != nullptr) [[unlikely]]
+          tracer_->group_ends(id_of(d, j.current), &*j.result.error);
       } catch (const std::bad_alloc&) {  // (no exception may leave the fiber)
         j.out_of_memory = true;
       }
@@ -382,8 +384,8 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   /// Before the kernel runs for the group `linear`: its memory, its place, its order, in st.
   void begin_group(const ki::ka::detail::cpu_launch_desc& d, i64 linear, ki::ka::detail::group_state& st) {
     const xyz<i64> id = id_of(d, linear);
-    if (c_->tracer != nullptr) [[unlikely]]
-      c_->tracer->group_begins(id);
+    if (tracer_ != nullptr) [[unlikely]]
+      tracer_->group_begins(id);
     arena_.reset();
     locals_.clear();
     privates_.clear();
@@ -393,33 +395,21 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
     rand_seed_ = d.rand_seed;
     dynamic_used_ = 0;
     dynamic_sites_.clear();
-    if (c_->order == ka_order::forward && !c_->track_items) [[likely]] {
-      ki::ka::detail::start_group(st, id, nullptr, 0, false, c_->tracer);
-    } else if (c_->order == ka_order::forward) {  // the oracle, forward: each work-item marked
-      // (Forward phases run the active work-items directly: the order is only a marker.)
-      static constexpr i64 forward = 0;
-      ki::ka::detail::start_group(st, id, &forward, 0, true, c_->tracer);
-    } else {                                            // the oracle, exploring: phases in a reverse or random order
+    if (obs_ == nullptr) [[likely]] {  // phases as plain loops
+      ki::ka::detail::start_group(st, id, nullptr, 0);
+    } else {
       ki::ka::detail::start_group(st, id, nullptr, 0);  // (its active work-items)
-      const xyz<i64> a = st.active;
       order_.clear();
-      for (i64 z = 0; z < a.z; ++z)
-        for (i64 y = 0; y < a.y; ++y)
-          for (i64 x = 0; x < a.x; ++x) order_.push_back(x + d.groupsize.x * (y + d.groupsize.y * z));
-      if (c_->order == ka_order::reverse) {
-        std::reverse(order_.begin(), order_.end());
+      obs_->order(linear, st.active, d.groupsize, order_);
+      if (order_.empty()) {  // ascending, each work-item marked
+        // (Forward phases run the active work-items directly: the order is only a marker.)
+        static constexpr i64 forward = 0;
+        ki::ka::detail::start_group(st, id, &forward, 0, true, tracer_);
       } else {
-        std::uint64_t s = c_->seed ^ (static_cast<std::uint64_t>(linear) * 0xD1B54A32D192ED03ull);
-        for (std::size_t i = order_.size(); i > 1; --i) {
-          std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-          z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-          z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-          std::swap(order_[i - 1], order_[static_cast<std::size_t>((z ^ (z >> 31)) % i)]);
-        }
+        ki::ka::detail::start_group(st, id, order_.data(), static_cast<i64>(order_.size()), false, tracer_);
       }
-      ki::ka::detail::start_group(st, id, order_.data(), static_cast<i64>(order_.size()), false, c_->tracer);
     }
-    if (c_->check_races) {
+    if (checks_) {
       checked_group checked;
       checked.words = &ka_race_words;
       checked.prefix = c_->names.prefix;
@@ -429,8 +419,8 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
       checked.locals = &locals_;
       checked.privates = &privates_;
       checked.warnings = &warnings_;
-      checked.fill = c_->fill_name;
-      checked.same_value_race = c_->same_value_race;
+      checked.fill = obs_->fill_name;
+      checked.same_value_race = obs_->same_value_race;
       checked.launch = log_;
       races_.start_group(checked, linear, id);
       // (Only kernels compiled in checked mode call it; instrumented ones (KI_CHECKED_HOOKS) for
@@ -442,10 +432,10 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   /// After the kernel ran for the group job_.current without an exception: its races, its trace.
   std::optional<kernel_error> end_group(const ki::ka::detail::cpu_launch_desc& d) {
     std::optional<kernel_error> e;
-    if (c_->check_races)
+    if (checks_)
       if (auto f = races_.finish(d.name, *log_)) e = std::move(f->error);
-    if (c_->tracer != nullptr) [[unlikely]]
-      c_->tracer->group_ends(id_of(d, job_.current), e ? &*e : nullptr);
+    if (tracer_ != nullptr) [[unlikely]]
+      tracer_->group_ends(id_of(d, job_.current), e ? &*e : nullptr);
     return e;
   }
 
@@ -482,6 +472,9 @@ class ka_runner final : public ki::ka::detail::cpu_services, public ki::ka::deta
   global_log* log_ = nullptr;
   warning_sites warnings_;  ///< checked-access mode: the warnings of the groups run since the last range
   const ka_config* c_ = nullptr;
+  ka_observer* obs_ = nullptr;                   ///< the launch's (c_->observer), or null
+  bool checks_ = false;                          ///< checked-access mode's race checks
+  ki::ka::detail::ka_tracer* tracer_ = nullptr;  ///< the observer's, while a trace hook watches
   std::optional<ki::ka::cpu_group> group_;
   local_arena arena_{1 << 20};  // (its first chunk is the memory whose atomics may be plain)
   std::vector<local> locals_;
@@ -508,27 +501,30 @@ std::optional<kernel_error> run_ka(const ki::ka::detail::cpu_launch_desc& d, con
   if (ngroups == 0 || d.range.count() == 0) return std::nullopt;
   lowest_failure<kernel_error> failed(ngroups);
   global_log log;  // checked-access mode: every group's global accesses
-  log.limit = c.checked_elements;
-  log.same_value_race = c.same_value_race;
+  const bool checks = c.observer != nullptr && c.observer->check_races;
+  if (checks) {
+    log.limit = c.observer->checked_elements;
+    log.same_value_race = c.observer->same_value_race;
+  }
   race_tally tally;
-  if (c.all_races) log.tally = &tally;
+  if (checks && c.observer->all_races) log.tally = &tally;
   launch_progress progress;  // (the spin watch)
   progress.alone = c.pool.one_thread(ngroups);
   fiber_core::recheck_fault_handlers();
   for_group_ranges(ngroups, c.pool, [&](i64 begin, i64 end) {
     if (failed.stopped(begin)) return;
     thread_local ka_runner runner;
-    runner.prepare(c, d, c.check_races ? &log : nullptr, progress);
+    runner.prepare(c, d, checks ? &log : nullptr, progress);
     reporter rep(c.names);
     rep.set_kernel(d.name);
     auto res = runner.run_range(d, begin, end, failed.stop(), rep);
     if (res.error) failed.offer(res.group, std::move(*res.error));
   });
   std::optional<kernel_error>& first = failed.error();
-  if (!first && c.check_races) {
+  if (!first && checks) {
     warning_sites intended;
     auto between = inter_group_race(c.names.prefix, d.name, log, intended);
-    if (c.warnings != nullptr) c.warnings->merge(intended);
+    if (c.observer->warnings != nullptr) c.observer->warnings->merge(intended);
     if (between && log.tally != nullptr) log.tally->add_error(ngroups, between->error);  // (after every group's)
     else if (between) first = std::move(between->error);
   }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <ki/cpu/groups.hpp>
 #include <ki/cpu/report.hpp>
@@ -21,26 +22,32 @@
 
 namespace ki::detail::cpu {
 
-/// The order a group's work-items run in, in each phase.
-enum class ka_order : std::uint8_t { forward, reverse, random };
-
 struct launch_warnings;  // ki/cpu/race_detector.hpp
 
-struct ka_config {
-  backend_names names;
-  group_pool pool{};  ///< where the groups run (ki/cpu/groups.hpp)
-  ka_order order = ka_order::forward;
-  std::uint64_t seed = 0;            ///< random order: the permutation's seed (per group)
-  std::size_t max_local_memory = 0;  ///< bytes per work-group
-  /// The oracle's checks of ki::seed(i, s) (ki/rand.hpp), or null.
-  ki::detail::cpu::rand_checker* rand_check = nullptr;
-  std::size_t stack_size = 0;  ///< of the fiber the groups run on (faults are reported, not fatal)
-  /// Phases run in an explicit order even when it is forward, the running work-item recorded
-  /// per item: a fault (an invalid access, a stack overflow) then names it (the oracle). Else
-  /// a fault names the work-group and the phase only (the phase is one loop).
-  bool track_items = false;
-  /// Checked-access mode (the oracle): races between the work-items of a group are reported,
-  /// for kernels compiled with KI_CHECKED_ACCESS=1 (others make no access calls).
+/// What the oracle adds to a KA launch, in one place: the runtime keeps the mechanism (the
+/// groups loop, the fiber, the arena, the phases, the race detector), the observer says how to
+/// use it. Asked once per launch or per group, never per work-item. Without one (simd_cpu)
+/// each phase is a plain loop over the group's work-items in ascending order, memory is what
+/// the arena holds, and nothing is recorded.
+class ka_observer {
+ public:
+  /// Before group `linear` runs: the local linear ids of its active work-items (`active` of a
+  /// group of `size`, x fastest) in the order each of its phases runs them, into `order` (given
+  /// empty; left empty: ascending). Either way each work-item is marked before it runs, so that
+  /// a fault or a spin-wait names it.
+  virtual void order(std::int64_t linear, xyz<std::int64_t> active, xyz<std::int64_t> size,
+                     std::vector<std::int64_t>& order) = 0;
+  /// Fresh memory of a group (local or private): `bytes` at p, of which an earlier group of this
+  /// thread left the first `reused` (local memory; 0 for private memory).
+  virtual void fresh(void* p, std::size_t bytes, std::size_t reused) = 0;
+
+  /// The trace hook's view of the launch, while one watches, else null.
+  ki::ka::detail::ka_tracer* tracer = nullptr;
+  /// The checks of ki::seed(i, s) (ki/rand.hpp), or null.
+  rand_checker* seeds = nullptr;
+  /// Checked-access mode: races between work-items (of a group, and between groups) and reads of
+  /// memory nothing wrote are reported, for kernels compiled with KI_CHECKED_ACCESS=1 (others make
+  /// no access calls).
   bool check_races = false;
   /// Checked-access mode: the most elements of global memory the launch's race record keeps
   /// (one entry per element touched); beyond, the group that adds one fails as `resource`.
@@ -53,18 +60,25 @@ struct ka_config {
   /// Checked-access mode: a group's races do not end the launch; the error lists every race
   /// (ki::reference::race_reports::all).
   bool all_races = false;
-  /// Fills fresh local and private memory (the oracle's poison), or null.
-  void (*fill)(void* p, std::size_t bytes) = nullptr;
-  /// Local memory: fill only what no earlier work-group of this thread's arena had (the
-  /// reference backend's KI_REFERENCE_LOCAL_MEMORY=leftovers).
-  bool leftovers = false;
-  /// What the fill writes, for the warnings ("the poison word 0xFFBADBAD").
+  /// What fresh memory holds, for the warnings ("the poison word 0xFFBADBAD").
   const char* fill_name = "";
-  /// Checked-access mode: where the reads of local or private memory before any write are
-  /// counted (uninitialized-local-read, uninitialized-private-read), or null.
+  /// Checked-access mode: where the warnings are counted (uninitialized-local-read,
+  /// uninitialized-private-read, intended-race), or null.
   launch_warnings* warnings = nullptr;
-  /// The oracle's trace hook, while one watches (needs track_items), else null.
-  ki::ka::detail::ka_tracer* tracer = nullptr;
+
+ protected:
+  ~ka_observer() = default;
+};
+
+struct ka_config {
+  backend_names names;
+  group_pool pool{};                 ///< where the groups run (ki/cpu/groups.hpp)
+  std::size_t max_local_memory = 0;  ///< bytes per work-group
+  std::size_t stack_size = 0;        ///< of the fiber the groups run on (faults are reported, not fatal)
+  /// The oracle, or null. With one, phases run in its order, each work-item marked before it
+  /// runs (a fault, a spin-wait names it); without, a fault names the work-group and the phase
+  /// only (the phase is one loop).
+  ka_observer* observer = nullptr;
   /// The spin watch (ki/cpu/spin.hpp): repeats of one observation before the judge looks, and
   /// where a user sets it (for the message).
   std::uint64_t spin_limit = std::uint64_t{1} << 20;
