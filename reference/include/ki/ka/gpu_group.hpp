@@ -29,6 +29,7 @@
 
 #include <ki/detail/gpu/intrinsics.hpp>
 #include <ki/detail/gpu/sub_group.hpp>
+#include <ki/ka/group_like.hpp>
 #include <ki/ka/local_array.hpp>
 #include <ki/ka/sizes.hpp>
 #include <ki/local_memory.hpp>
@@ -337,6 +338,12 @@ class gpu_group {
   mutable int dyn_count_ = 0;
   mutable std::uint32_t dyn_used_ = 0;
 };
+
+// The GPU group offers every operation a KA kernel may call (ki/ka/group_like.hpp), as the CPU
+// group does (ki/ka/group.hpp), with and without a static work-group size: checked by nvcc and
+// hipcc (both passes) and, for the emulated GPU, by the host compiler.
+static_assert(group_like<gpu_group<dynamic_size>>);
+static_assert(group_like<gpu_group<static_size<16, 4>>>);
 
 namespace detail {
 /// The GPU entry of a KA kernel: every thread builds its group and runs the body.

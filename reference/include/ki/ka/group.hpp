@@ -27,6 +27,7 @@
 #include <ki/source_location.hpp>
 #include <ki/span.hpp>
 #include <ki/xyz.hpp>
+#include <ki/ka/group_like.hpp>
 #include <ki/ka/local_array.hpp>
 #include <ki/ka/sizes.hpp>
 #include <ki/detail/public_begin.hpp>  // (a private header follows)
@@ -810,6 +811,11 @@ class basic_cpu_group {
 /// The group of a kernel without a static work-group size (the runner's own).
 using cpu_group = basic_cpu_group<dynamic_size>;
 using cpu_item = basic_cpu_item<dynamic_size>;
+
+// The CPU group offers every operation a KA kernel may call (ki/ka/group_like.hpp), with and
+// without a static work-group size.
+static_assert(group_like<cpu_group>);
+static_assert(group_like<basic_cpu_group<static_size<16, 4>>>);
 
 }  // namespace ki::ka
 
