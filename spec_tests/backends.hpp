@@ -119,13 +119,14 @@ struct config<ki::reference::backend> {
   }
   /// The devices the sub-group tests run on, declared here once: the oracle emulates other
   /// sub-group widths, layouts and participation rules. The profile of make(); the cuda preset
-  /// at widths 1, 4, 16 and 64 (linear, independent, partitionable); the other presets
-  /// (amd-wave64, amd-wave32, apple: linear, not partitionable; intel: adversarial layouts;
-  /// strict: adversarial, not independent, random poison); and custom profiles: adversarial
-  /// layouts with partitionable sub-groups at widths 4, 32 and 64, the linear promise with
-  /// adversarial layouts for the shapes it does not cover (width 16), and adversarial layouts
-  /// without independent sub-groups but with the fixed poison word (widths 2 and 8). The
-  /// sub-group tests read lanes without a work-item on purpose, so warnings are not printed.
+  /// at widths 1, 4, 16 and 64 (linear, independent, partitionable); every other preset of
+  /// profile::presets() (amd-wave64, amd-wave32, apple: linear, not partitionable; intel:
+  /// adversarial layouts; strict: adversarial, not independent, random poison); and custom
+  /// profiles: adversarial layouts with partitionable sub-groups at widths 4, 32 and 64, the
+  /// linear promise with adversarial layouts for the shapes it does not cover (width 16), and
+  /// adversarial layouts without independent sub-groups but with the fixed poison word (widths 2
+  /// and 8). The sub-group tests read lanes without a work-item on purpose, so warnings are not
+  /// printed.
   static std::vector<B> sub_group_variants() {
     std::vector<B> v{make()};
     for (std::int64_t w : {1, 4, 16, 64}) {
@@ -133,8 +134,8 @@ struct config<ki::reference::backend> {
       b.device.sub_group_width = w;
       v.push_back(b);
     }
-    for (const char* name : {"amd-wave64", "amd-wave32", "intel", "apple", "strict"})
-      v.push_back(B{.device = ki::reference::profile::preset(name)});
+    for (const auto& p : ki::reference::profile::presets())
+      if (std::string_view(p.name) != "cuda") v.push_back(B{.device = p});
     for (std::int64_t w : {4, 32, 64}) {
       B b{.device = ki::reference::profile::preset("cuda")};
       b.device.name = "adversarial-partitionable";

@@ -48,8 +48,13 @@ outcome run(const ki::reference::backend& b, K k, i64 groups, i64 n, A&&... args
   return o;
 }
 
+/// The names of every preset (ki::reference::profile::presets()), in the table's order.
 inline const std::vector<std::string>& all_profiles() {
-  static const std::vector<std::string> p{"cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict"};
+  static const std::vector<std::string> p = [] {
+    std::vector<std::string> r;
+    for (const auto& preset : ki::reference::profile::presets()) r.emplace_back(preset.name);
+    return r;
+  }();
   return p;
 }
 

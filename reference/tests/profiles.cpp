@@ -102,6 +102,25 @@ TEST_CASE("profiles: every supports_* query answers from the preset", "[profiles
   }
 }
 
+// The table of presets (profile::presets()) is the only list of them: reference/CMakeLists.txt
+// reads their names from its source for the CTests per preset (KI_REFERENCE_PRESETS, given to
+// this program as KI_TEST_REFERENCE_PRESETS, separated by commas) and must find them all, in order.
+TEST_CASE("profiles: the build reads the preset names from their table", "[profiles]") {
+  const auto table = ki::reference::profile::presets();
+  std::string names;
+  for (const auto& p : table) names += (names.empty() ? "" : ",") + std::string(p.name);
+  CHECK(names == KI_TEST_REFERENCE_PRESETS);
+  REQUIRE(!table.empty());
+  CHECK(std::string(table.front().name) == ki::reference::profile{}.name);  // cuda: the defaults first
+  std::set<std::string> distinct;
+  for (const auto& p : table) {
+    INFO(p.name);
+    CHECK(distinct.insert(p.name).second);  // preset(name) finds each
+    CHECK(std::string(ki::reference::profile::preset(p.name).name) == p.name);
+    CHECK_NOTHROW(ki::reference::detail::validate(p));
+  }
+}
+
 TEST_CASE("profiles: the adversarial layout scatters lanes over several partial sub-groups", "[profiles]") {
   for (const char* name : {"intel", "strict"}) {
     INFO(name);

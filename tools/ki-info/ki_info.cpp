@@ -41,9 +41,9 @@ int main(int argc, char** argv) {
             << (KI_ENABLE_HIP ? ", hip" : "") << (KI_ENABLE_SIMD_CPU ? ", simd_cpu" : "") << "\n\n";
   ki_info::report(std::cout, ki::reference::backend{});
   if (profiles)
-    for (const char* name : {"cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict"}) {
+    for (const auto& preset : ki::reference::profile::presets()) {
       std::cout << "\n";
-      ki_info::report(std::cout, ki::reference::backend{.device = ki::reference::profile::preset(name)});
+      ki_info::report(std::cout, ki::reference::backend{.device = preset});
     }
 #if KI_ENABLE_SIMD_CPU
   std::cout << "\n";

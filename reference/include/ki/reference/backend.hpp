@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <ranges>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -86,8 +87,13 @@ struct profile {
   void* shared_section = nullptr;
   std::size_t shared_section_bytes = 0;
 
-  /// A named preset: "cuda", "amd-wave64", "amd-wave32", "intel", "apple", "strict".
-  /// Throws std::invalid_argument naming an unknown name.
+  /// The presets, each defined once, in their one table (reference/src/profile.cpp; described in
+  /// docs/sub-groups.md, "Device profiles"): `cuda`, the defaults (profile{}), first. Each
+  /// entry's `name` is the preset's name. What lists or iterates over the presets (preset's
+  /// names, ki-info --profiles, the CTests per preset, the tests over all of them) reads it.
+  static std::span<const profile> presets();
+  /// The preset of that name, a copy of its entry of presets(). Throws std::invalid_argument
+  /// naming an unknown name and the known ones.
   static profile preset(std::string_view name);
   /// The preset named by KI_REFERENCE_PROFILE, or `cuda` when it is not set.
   static profile from_environment();
