@@ -33,7 +33,6 @@
 
 #include <ki/cpu/checked_support.hpp>
 #include <ki/config.hpp>
-#include <ki/detail/options.hpp>
 #include <ki/reference/backend.hpp>
 #include <ki/rand.hpp>
 
@@ -586,8 +585,6 @@ void versioninfo(std::ostream& os, const backend& b) {
      << "  poison:             "
      << (p.poison_seed == 0 ? std::string("0xFFBADBAD") : "random, seed " + std::to_string(p.poison_seed)) << "\n";
 }
-
-std::int64_t maxthreads_of(const kwargs& o) { return ki::detail::maxthreads_of(o, "reference"); }
 
 }  // namespace ki::reference::detail
 

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include <ki/config.hpp>
-#include <ki/detail/options.hpp>
 #include <ki/simd_cpu/backend.hpp>
 
 #include <ki/rand.hpp>
@@ -117,8 +116,6 @@ void versioninfo(std::ostream& os, const backend& b) {
      << "  local memory:       " << max_local_memory << " bytes per work-group\n"
      << "  execution:          synchronous (launches and copies finish before they return)\n";
 }
-
-std::int64_t maxthreads_of(const kwargs& o) { return ki::detail::maxthreads_of(o, "simd_cpu"); }
 
 }  // namespace ki::simd_cpu::detail
 

@@ -63,9 +63,6 @@ struct compile_options {
   kwargs options{};
 };
 
-template <backend B, class F>
-class kernel;
-
 namespace detail {
 /// max_work_group_size(kernel): the backend's bound for k, lowered by the kernel's hints.
 template <backend B, class F>
@@ -190,7 +187,9 @@ converted_callable<device_callable_t<B, F>> convert_callable(const B& b, F&& f) 
 }
 }  // namespace detail
 
-template <backend B, class F>
+/// Made by kernel_function (constrained by ki::backend), never constrained itself: the concept
+/// ki::backend names kernel<B, F> in its requirements (ki/backend.hpp declares it).
+template <class B, class F>
 class kernel {
   static_assert(detail::device_form_ok<F>());
 

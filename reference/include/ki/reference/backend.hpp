@@ -24,6 +24,7 @@
 
 #include <ki/backend.hpp>
 #include <ki/detail/cpu/executor.hpp>
+#include <ki/detail/launch_policy.hpp>
 #include <ki/ka/cpu_launch.hpp>
 #include <ki/ka/kernel.hpp>
 #include <ki/detail/shuffleable.hpp>
@@ -362,11 +363,6 @@ void check_float64_arguments(const profile& p, const std::string& kernel) {
   (void)one;  // (no arguments)
 }
 
-[[noreturn]] inline void unknown_option(const char* what, const std::string& name) {
-  throw std::invalid_argument(std::string("ki::reference: unknown ") + what + " '" + name + "'");
-}
-/// The "maxthreads" compiler option (0: not given); std::invalid_argument for a bad value.
-std::int64_t maxthreads_of(const kwargs& o);
 }  // namespace detail
 }  // namespace ki::reference
 
@@ -384,8 +380,10 @@ ki::reference::backend get_backend(const R&) {
 }
 }  // namespace ki
 
+/// The kernel members check_compile_options, kernel_max_work_group_size and launch_configuration
+/// are the shared launch policy's (ki/detail/launch_policy.hpp), from the active profile.
 template <>
-struct ki::backend_traits<ki::reference::backend> {
+struct ki::backend_traits<ki::reference::backend> : ki::detail::launch_policy<ki::reference::backend> {
   using B = ki::reference::backend;
   static constexpr const char* name = "reference";
   static const reference::profile& active(const B& b) { return reference::detail::active_profile(b); }
@@ -435,47 +433,19 @@ struct ki::backend_traits<ki::reference::backend> {
     return ki::detail::shuffleable_v<T>;  // trivially copyable, or a std::pair / std::tuple of such
   }
 
-  /// One compiler option: "maxthreads" (an integer >= 1, as CUDA.jl's): the kernel's
-  /// max_work_group_size, below the device's.
-  static void check_compile_options(const B&, const kwargs& o) {
-    for (const auto& kw : o) {
-      if (kw.name != "maxthreads") reference::detail::unknown_option("compiler option", kw.name);
-      reference::detail::maxthreads_of(o);  // validates the value
-    }
-  }
-  template <class F>
-  static std::int64_t kernel_max_work_group_size(const kernel<B, F>& k) {
-    const std::int64_t dev = active(k.backend).max_work_group_size;
-    const std::int64_t m = reference::detail::maxthreads_of(k.options);
-    return m > 0 && m < dev ? m : dev;
-  }
-  /// Advice: 256 work-items, or fewer for a small launch (rounded up to whole sub-groups).
-  template <class F>
-  static std::int64_t launch_configuration(const kernel<B, F>& k, std::optional<std::int64_t> nitems,
-                                           std::int64_t bound) {
-    std::int64_t s = 256;
-    const std::int64_t w = active(k.backend).sub_group_width;
-    if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
-    return s < bound ? s : bound;
-  }
   /// No backend-specific launch options.
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
                      const launch_extras& x, A... args) {
-    if (!x.options.empty()) reference::detail::unknown_option("launch option", x.options.front().name);
+    ki::detail::check_launch_options(x.options, name);
     const B on = reference::detail::on_active_device(k.backend);  // the active device's profile
     reference::detail::validate(on.device);
-    const auto& maxg = on.device.max_num_groups;
-    for (int i = 0; i < 3; ++i)
-      if (groups[i] > maxg[i])
-        throw std::invalid_argument("ki::reference: launch: " + std::to_string(groups[i]) +
-                                    " work-groups in dimension " + std::to_string(i) + " exceed max_num_groups[" +
-                                    std::to_string(i) + "] = " + std::to_string(maxg[i]));
-    std::string name = ki::detail::kernel_display_name<F>(k.name);
-    reference::detail::check_float64_arguments<A...>(on.device, name);
+    ki::detail::check_num_groups(groups, on.device.max_num_groups, name);
+    std::string shown = ki::detail::kernel_display_name<F>(k.name);
+    reference::detail::check_float64_arguments<A...>(on.device, shown);
     using bound = reference::detail::bound_kernel<F, A...>;
     reference::detail::submit(on, groups, items, &bound::run_items,
-                              std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}), std::move(name),
+                              std::make_shared<const bound>(bound{k.f, std::tuple<A...>(args...)}), std::move(shown),
                               KI_CHECKED_HOOKS != 0, reference::detail::argument_memory_of(args...),
                               static_cast<std::size_t>(x.dynamic_local_memory));
   }

@@ -25,6 +25,7 @@
 
 #include <ki/backend.hpp>
 #include <ki/detail/cpu/executor.hpp>
+#include <ki/detail/launch_policy.hpp>
 #include <ki/ka/cpu_launch.hpp>
 #include <ki/ka/kernel.hpp>
 #include <ki/detail/shuffleable.hpp>
@@ -150,12 +151,6 @@ struct bound_kernel {
     std::apply([&](A... a) { fc(a...); }, self.args);
   }
 };
-
-[[noreturn]] inline void unknown_option(const char* what, const std::string& name) {
-  throw std::invalid_argument(std::string("ki::simd_cpu: unknown ") + what + " '" + name + "'");
-}
-/// The "maxthreads" compiler option (0: not given); std::invalid_argument for a bad value.
-std::int64_t maxthreads_of(const kwargs& o);
 }  // namespace detail
 
 /// The fixed profile of the host device.
@@ -164,8 +159,10 @@ inline constexpr std::size_t max_local_memory = 64 * 1024;
 
 }  // namespace ki::simd_cpu
 
+/// The kernel members check_compile_options, kernel_max_work_group_size and launch_configuration
+/// are the shared launch policy's (ki/detail/launch_policy.hpp), from the fixed profile.
 template <>
-struct ki::backend_traits<ki::simd_cpu::backend> {
+struct ki::backend_traits<ki::simd_cpu::backend> : ki::detail::launch_policy<ki::simd_cpu::backend> {
   using B = ki::simd_cpu::backend;
   static constexpr const char* name = "simd_cpu";
 
@@ -215,39 +212,13 @@ struct ki::backend_traits<ki::simd_cpu::backend> {
     return ki::detail::shuffleable_v<T>;  // trivially copyable, or a std::pair / std::tuple of such
   }
 
-  /// One compiler option: "maxthreads" (an integer >= 1): the kernel's max_work_group_size.
-  static void check_compile_options(const B&, const kwargs& o) {
-    for (const auto& kw : o) {
-      if (kw.name != "maxthreads") simd_cpu::detail::unknown_option("compiler option", kw.name);
-      simd_cpu::detail::maxthreads_of(o);
-    }
-  }
-  template <class F>
-  static std::int64_t kernel_max_work_group_size(const kernel<B, F>& k) {
-    const std::int64_t m = simd_cpu::detail::maxthreads_of(k.options);
-    return m > 0 && m < simd_cpu::max_work_group_size ? m : simd_cpu::max_work_group_size;
-  }
-  /// Advice: 256 work-items (rounded up to whole sub-groups for a small launch).
-  template <class F>
-  static std::int64_t launch_configuration(const kernel<B, F>& k, std::optional<std::int64_t> nitems,
-                                           std::int64_t bound) {
-    std::int64_t s = 256;
-    const std::int64_t w = k.backend.sub_group_width;
-    if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
-    return s < bound ? s : bound;
-  }
   /// No backend-specific launch options. Runs before it returns.
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
                      const launch_extras& x, A... args) {
-    if (!x.options.empty()) simd_cpu::detail::unknown_option("launch option", x.options.front().name);
+    ki::detail::check_launch_options(x.options, name);
     simd_cpu::detail::validate(k.backend);
-    const auto maxg = max_num_groups(k.backend);
-    for (int i = 0; i < 3; ++i)
-      if (groups[i] > maxg[i])
-        throw std::invalid_argument("ki::simd_cpu: launch: " + std::to_string(groups[i]) +
-                                    " work-groups in dimension " + std::to_string(i) + " exceed max_num_groups[" +
-                                    std::to_string(i) + "] = " + std::to_string(maxg[i]));
+    ki::detail::check_num_groups(groups, max_num_groups(k.backend), name);
     using bound = simd_cpu::detail::bound_kernel<F, A...>;
     const bound ctx{k.f, std::tuple<A...>(args...)};
     simd_cpu::detail::launch(k.backend, groups, items, &bound::run_items, &bound::run_one, &ctx,

@@ -29,7 +29,8 @@
 #include <ki/ka/gpu_group.hpp>
 #include <ki/ka/kernel.hpp>
 #include <ki/launch.hpp>
-#include <ki/detail/public_begin.hpp>  // (a private header)
+#include <ki/detail/public_begin.hpp>  // (private headers)
+#include <ki/detail/launch_policy.hpp>
 #include <ki/detail/shuffleable.hpp>
 #include <ki/detail/public_end.hpp>
 #include <ki/offload/device.hpp>
@@ -38,29 +39,6 @@
 #include <ki/offload/queue.hpp>
 
 namespace ki::KI_OFFLOAD_NAMESPACE::detail {
-
-[[noreturn]] inline void unknown_option(const char* what, const std::string& name) {
-  throw std::invalid_argument(std::string("ki::") + api::name + ": unknown " + what + " '" + name + "'");
-}
-/// The "maxthreads" compiler option (an integer >= 1), 0 when not given.
-inline std::int64_t maxthreads_of(const kwargs& o) {
-  std::int64_t r = 0;
-  for (const auto& kw : o) {
-    if (kw.name != "maxthreads") continue;
-    std::int64_t v = 0;
-    if (const auto* i = std::any_cast<int>(&kw.value)) v = *i;
-    else if (const auto* l = std::any_cast<long>(&kw.value)) v = *l;
-    else if (const auto* ll = std::any_cast<long long>(&kw.value)) v = *ll;
-    else
-      throw std::invalid_argument(std::string("ki::") + api::name +
-                                  ": compiler option 'maxthreads' must be an integer");
-    if (v < 1)
-      throw std::invalid_argument(std::string("ki::") + api::name +
-                                  ": compiler option maxthreads = " + std::to_string(v) + " must be positive");
-    r = v;
-  }
-  return r;
-}
 
 /// The entry's maxThreadsPerBlock on device d, cached per kernel type (launches ask every time).
 template <class F>
@@ -83,8 +61,11 @@ inline void describe_device(std::ostream& os, int d) {
 
 }  // namespace ki::KI_OFFLOAD_NAMESPACE::detail
 
+/// check_compile_options is the shared launch policy's (ki/detail/launch_policy.hpp); the
+/// kernel's limit and advised size are the device's own, on that policy.
 template <>
-struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
+struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend>
+    : ki::detail::launch_policy<ki::KI_OFFLOAD_NAMESPACE::backend> {
   using B = ki::KI_OFFLOAD_NAMESPACE::backend;
   static constexpr const char* name = ki::KI_OFFLOAD_NAMESPACE::api::name;
 
@@ -204,39 +185,29 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
     return static_cast<std::int64_t>(KI_OFFLOAD_NAMESPACE::detail::properties().sharedMemPerBlock);
   }
 
-  // Kernels
-  /// One compiler option, "maxthreads" (an integer >= 1): a bound on the kernel's work-groups.
-  static void check_compile_options(const B&, const kwargs& o) {
-    for (const auto& kw : o)
-      if (kw.name != "maxthreads") KI_OFFLOAD_NAMESPACE::detail::unknown_option("compiler option", kw.name);
-    (void)KI_OFFLOAD_NAMESPACE::detail::maxthreads_of(o);
-  }
+  // Kernels (check_compile_options: ki::detail::launch_policy, "maxthreads" only)
   /// The smallest of the device's limit, the entry's maxThreadsPerBlock (its registers and
   /// local memory) and maxthreads.
   template <class F>
   static std::int64_t kernel_max_work_group_size(const kernel<B, F>& k) {
     const int d = device(k.backend);
-    std::int64_t r = KI_OFFLOAD_NAMESPACE::detail::properties(d).maxThreadsPerBlock;
+    const std::int64_t r = KI_OFFLOAD_NAMESPACE::detail::properties(d).maxThreadsPerBlock;
     const std::int64_t e = KI_OFFLOAD_NAMESPACE::detail::entry_limit<F>(d);
-    const std::int64_t m = KI_OFFLOAD_NAMESPACE::detail::maxthreads_of(k.options);
-    if (e < r) r = e;
-    if (m > 0 && m < r) r = m;
-    return r;
+    return ki::detail::lowered_by_maxthreads(e < r ? e : r, k.options, name);
   }
-  /// The occupancy API's block size for the entry (whole sub-groups), at most bound; for fewer
-  /// work-items, nitems rounded up to whole sub-groups.
+  /// The occupancy API's block size for the entry (whole sub-groups) where the entry is known,
+  /// else the shared policy's 256, at most bound; for fewer work-items, nitems rounded up to
+  /// whole sub-groups.
   template <class F>
   static std::int64_t launch_configuration(const kernel<B, F>& k, std::optional<std::int64_t> nitems,
                                            std::int64_t bound) {
     const int d = device(k.backend);
-    const std::int64_t w = KI_OFFLOAD_NAMESPACE::detail::properties(d).warpSize;
-    std::int64_t s = 256;
+    std::int64_t s = ki::detail::advised_work_group_size;
     if (const void* f = KI_OFFLOAD_NAMESPACE::detail::known_entry<F>()) {
       const int limit = bound < INT_MAX ? static_cast<int>(bound) : 0;  // 0: no limit
       s = KI_OFFLOAD_NAMESPACE::api::max_potential_block_size(f, limit);
     }
-    if (nitems && *nitems < s) s = (*nitems + w - 1) / w * w;
-    return s < bound ? s : bound;
+    return ki::detail::advise_work_group_size(nitems, bound, KI_OFFLOAD_NAMESPACE::detail::properties(d).warpSize, s);
   }
   /// The kernel object (ki::native, ki/native.hpp): the entry and its attributes on the active
   /// device, where the entry is known from F alone (an operator() that is not a template; a
@@ -258,7 +229,7 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
   template <class F, class... A>
   static void launch(const kernel<B, F>& k, std::array<std::int64_t, 3> groups, std::array<std::int64_t, 3> items,
                      const launch_extras& x, A... args) {
-    if (!x.options.empty()) KI_OFFLOAD_NAMESPACE::detail::unknown_option("launch option", x.options.front().name);
+    ki::detail::check_launch_options(x.options, name);
     const auto dynamic = static_cast<std::uint32_t>(x.dynamic_local_memory);
     if (dynamic > 0)
       if (const void* f = KI_OFFLOAD_NAMESPACE::detail::known_entry<F>()) {
@@ -272,12 +243,7 @@ struct ki::backend_traits<ki::KI_OFFLOAD_NAMESPACE::backend> {
                                       " bytes of static shared memory exceed the device's " + std::to_string(max));
       }
     const KI_OFFLOAD_NAMESPACE::api::launch_range named(ki::detail::kernel_display_name<F>(k.name));
-    const auto maxg = max_num_groups(k.backend);
-    for (int i = 0; i < 3; ++i)
-      if (groups[i] > maxg[i])
-        throw std::invalid_argument(std::string("ki::") + name + ": launch: " + std::to_string(groups[i]) +
-                                    " work-groups in dimension " + std::to_string(i) + " exceed max_num_groups[" +
-                                    std::to_string(i) + "] = " + std::to_string(maxg[i]));
+    ki::detail::check_num_groups(groups, max_num_groups(k.backend), name);
     const dim3 grid{unsigned(groups[0]), unsigned(groups[1]), unsigned(groups[2])};
     const dim3 block{unsigned(items[0]), unsigned(items[1]), unsigned(items[2])};
     const auto s = KI_OFFLOAD_NAMESPACE::detail::queues().stream();
