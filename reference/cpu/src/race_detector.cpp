@@ -87,10 +87,15 @@ void race_detector::access(const checked::array_info& a, i64 index, const source
   if (g_.on_access != nullptr) [[unlikely]]
     g_.on_access(g_.on_access_ctx, item_at(it), addr, index, where);
   if (const std::size_t k = find_access(addr); k != npos) {
-    accesses_[k].last = where;
+    pending_access& p = accesses_[k];
+    if (g_.ka != nullptr && !p.lead_settled) {  // (KA: the element's second access)
+      p.lead_settled = true;
+      p.leading_read = std::memcmp(addr, access_bytes_.data() + p.old, p.size) == 0;
+    }
+    p.last = where;
     return;
   }
-  accesses_.push_back({addr, a.element_size, access_bytes_.size(), a.count, index, where, where, false});
+  accesses_.push_back({addr, a.element_size, access_bytes_.size(), a.count, index, where, where, false, false, false});
   if (g_.fast_point != nullptr) *g_.fast_point = g_.closed;  // the next barrier flushes them (its slow path)
   access_bytes_.insert(access_bytes_.end(), addr, addr + a.element_size);
 }
@@ -269,6 +274,10 @@ void race_detector::flush_accesses() {
   for (const pending_access& p : accesses_) {
     if (p.atomic) continue;
     const bool changed = std::memcmp(p.addr, access_bytes_.data() + p.old, p.size) != 0;
+    if (changed && p.leading_read) {  // (KA) first a read, named by its line; then the write
+      const access_rec read{me, p.first, sg_serial_, nullptr};
+      judge(p.addr, read, false, false, p.count, p.index, local_of(p.addr), &p.first);
+    }
     // A write is named by the last access of the segment, a read by the first (what comparing
     // bytes at the segment's end can tell).
     const access_rec mine{me, changed ? p.last : p.first, sg_serial_, nullptr};

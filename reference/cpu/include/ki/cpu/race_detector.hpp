@@ -271,6 +271,10 @@ class race_detector final : public ki::detail::checked::recorder {
     std::int64_t count, index;  // the array's elements, the element's index
     source_location first, last;
     bool atomic;
+    /// (KA) Settled at the element's second access: whether the accesses before it left the
+    /// bytes as they were (then they were reads: a read followed by a write of the element is
+    /// judged as both, as KA reported before one detector served both layers).
+    bool lead_settled = false, leading_read = false;
   };
   struct access_rec {
     std::int64_t item = -1;        // linear local id; -1: none
