@@ -2,18 +2,9 @@
 #include <ki/cpu/ka.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
-#include <map>
 #include <atomic>
-#include <exception>
-#include <memory>
-#include <functional>
-#include <mutex>
 #include <new>
-#include <numeric>
 #include <tuple>
 #include <vector>
 

@@ -8,10 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include <ki/cpu/groups.hpp>
